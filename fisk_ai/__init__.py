@@ -1,0 +1,3 @@
+"""fisk-ai: command-line applications as agents operators can trust."""
+
+__version__ = "0.1.0"

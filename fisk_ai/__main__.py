@@ -1,0 +1,3 @@
+from fisk_ai.cli.main import main
+
+raise SystemExit(main())

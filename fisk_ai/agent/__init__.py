@@ -1,0 +1,1 @@
+"""CORE. The agent loop, runner, confirm gate, hooks and budgets."""

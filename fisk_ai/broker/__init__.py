@@ -1,0 +1,1 @@
+"""HOST. The embedded nats-server child process and NATS context files."""

@@ -1,0 +1,1 @@
+"""FACE. One module per command: flag parsing and wiring only."""

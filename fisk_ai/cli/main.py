@@ -1,0 +1,52 @@
+"""The `fisk` console script: parse the command line, dispatch, and turn failures into one line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from fisk_ai import __version__
+from fisk_ai.cli import info
+from fisk_ai.errors import FiskError
+
+COMMANDS = (info,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fisk",
+        description="Fisk AI Toolkit: command-line applications as agents operators can trust.",
+    )
+    parser.add_argument("--version", action="version", version=f"fisk-ai {__version__}")
+    subcommands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subcommands)
+    return parser
+
+
+def env_flag(name: str) -> bool:
+    """A boolean environment switch: set to anything but empty, 0 or false."""
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 1
+    verbose = bool(getattr(args, "verbose", False)) or env_flag("VERBOSE")
+    try:
+        exit_code: int = handler(args)
+    except FiskError as error:
+        if verbose:
+            traceback.print_exc()
+        print(f"fisk: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return exit_code

@@ -1,0 +1,1 @@
+"""CORE. The knowledge store: SQLite, chunking, indexing and search."""

@@ -1,0 +1,175 @@
+"""The `fisk info` report: what an agent would run with, as plain text or as rich tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TextIO
+
+from fisk_ai.util.sanitize import single_line, strip_control
+
+DESCRIPTION_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class Field:
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    fields: tuple[Field, ...]
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    name: str
+    source: str
+    gate: str
+    """The tag that gates the tool (``ai:confirm`` or a confirm_tags entry); empty when ungated."""
+    description: str
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GlobalFlagRow:
+    name: str
+    help: str
+    exposed: bool
+    required: bool
+
+    @property
+    def marker(self) -> str:
+        if self.exposed and self.required:
+            return "[exposed, required]"
+        return "[exposed]" if self.exposed else ""
+
+
+@dataclass(frozen=True)
+class InfoReport:
+    sections: tuple[Section, ...]
+    tools: tuple[ToolRow, ...]
+    global_flags: tuple[GlobalFlagRow, ...]
+    prompt: str
+    warnings: tuple[str, ...]
+
+
+TOOL_HEADERS = ("TOOL", "SOURCE", "GATE", "DESCRIPTION", "TAGS")
+
+
+def tool_cells(row: ToolRow) -> tuple[str, str, str, str, str]:
+    return (
+        single_line(row.name),
+        single_line(row.source),
+        single_line(row.gate),
+        single_line(row.description, DESCRIPTION_LIMIT),
+        single_line(", ".join(row.tags)),
+    )
+
+
+def render_plain(report: InfoReport) -> str:
+    """The report as plain text: no escape sequences, stable for pipes and diffs."""
+    blocks = [_plain_section(section) for section in report.sections]
+    blocks.append(_plain_tools(report.tools))
+    if report.global_flags:
+        blocks.append(_plain_global_flags(report.global_flags))
+    blocks.append(_plain_prompt(report.prompt))
+    if report.warnings:
+        blocks.append(
+            "Warnings:\n" + "\n".join(f"  warning: {single_line(w)}" for w in report.warnings)
+        )
+    return "\n\n".join(blocks) + "\n"
+
+
+def _plain_section(section: Section) -> str:
+    width = max(len(field.label) for field in section.fields)
+    lines = [f"{section.title}:"]
+    lines += [
+        f"  {field.label:>{width}}: {single_line(field.value)}" for field in section.fields
+    ]
+    return "\n".join(lines)
+
+
+def _plain_tools(tools: tuple[ToolRow, ...]) -> str:
+    if not tools:
+        return "Tools:\n  (no tools)"
+    rows = [TOOL_HEADERS, *(tool_cells(row) for row in tools)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(TOOL_HEADERS))]
+    lines = ["Tools:"]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+        lines.append(("  " + "  ".join(cells)).rstrip())
+    return "\n".join(lines)
+
+
+def _plain_global_flags(flags: tuple[GlobalFlagRow, ...]) -> str:
+    names = [f"--{single_line(flag.name)}" for flag in flags]
+    helps = [single_line(flag.help) for flag in flags]
+    name_width = max(len(name) for name in names)
+    help_width = max(len(text) for text in helps)
+    lines = ["Global flags:"]
+    for name, text, flag in zip(names, helps, flags, strict=True):
+        lines.append(f"  {name:<{name_width}}  {text:<{help_width}}  {flag.marker}".rstrip())
+    return "\n".join(lines)
+
+
+def _plain_prompt(prompt: str) -> str:
+    if not prompt.strip():
+        return "Prompt:\n\n  (no system prompt)"
+    body = "\n".join(f"  {line}".rstrip() for line in strip_control(prompt).strip().splitlines())
+    return f"Prompt:\n\n{body}"
+
+
+def print_rich(report: InfoReport, file: TextIO) -> None:
+    """The report for a terminal: rounded tables, every untrusted string rendered as plain text."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=file, highlight=False)
+    for section in report.sections:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(justify="right", style="bold")
+        grid.add_column()
+        for field in section.fields:
+            grid.add_row(Text(field.label + ":"), Text(single_line(field.value)))
+        console.print(Text(f"{section.title}:", style="bold underline"))
+        console.print(grid)
+        console.print()
+
+    table = Table(box=box.ROUNDED, header_style="bold")
+    for header in TOOL_HEADERS:
+        table.add_column(header, overflow="fold")
+    for row in report.tools:
+        name, source, gate, description, tags = tool_cells(row)
+        table.add_row(
+            Text(name), Text(source), Text(gate, style="yellow"), Text(description), Text(tags)
+        )
+    console.print(Text("Tools:", style="bold underline"))
+    console.print(table if report.tools else Text("  (no tools)"))
+    console.print()
+
+    if report.global_flags:
+        console.print(Text("Global flags:", style="bold underline"))
+        flags = Table.grid(padding=(0, 2))
+        flags.add_column(style="bold")
+        flags.add_column()
+        flags.add_column(style="green")
+        for flag in report.global_flags:
+            flags.add_row(
+                Text(f"--{single_line(flag.name)}"), Text(single_line(flag.help)), Text(flag.marker)
+            )
+        console.print(flags)
+        console.print()
+
+    console.print(Text("Prompt:", style="bold underline"))
+    console.print()
+    prompt = strip_control(report.prompt).strip() or "(no system prompt)"
+    for line in prompt.splitlines():
+        console.print(Text("  " + line))
+    if report.warnings:
+        console.print()
+    for warning in report.warnings:
+        console.print(Text(f"warning: {single_line(warning)}", style="yellow"))

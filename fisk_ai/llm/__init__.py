@@ -1,0 +1,1 @@
+"""LEAF. Vendor-neutral conversation types and the provider registry."""

@@ -1,0 +1,1 @@
+"""HOST. fisk mcp: serving the selected tools over MCP."""

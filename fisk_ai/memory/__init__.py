@@ -1,0 +1,1 @@
+"""CORE. The memory store contract, limits and backends."""

@@ -1,0 +1,1 @@
+"""HOST. Pane status reporting for tmux and zellij."""

@@ -1,0 +1,1 @@
+"""FACE. One Textual screen per module."""

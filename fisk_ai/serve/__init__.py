@@ -1,0 +1,1 @@
+"""HOST. The Server, its channels and slot pools."""

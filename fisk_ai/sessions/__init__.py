@@ -1,0 +1,1 @@
+"""CORE. Session journal records, the pure fold, fingerprints and the session stores."""

@@ -1,0 +1,1 @@
+"""LEAF. The one OpenTelemetry facade; takes primitives, never domain types."""

@@ -1,0 +1,1 @@
+"""CORE. The Tool protocol, the immutable ToolSet, selection and argument validation."""

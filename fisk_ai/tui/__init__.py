@@ -1,0 +1,1 @@
+"""FACE. The Textual workstation: FiskApp and the a2a bridge."""

@@ -1,0 +1,1 @@
+"""FACE. Widgets of the Textual workstation."""

@@ -1,0 +1,51 @@
+"""Suite-wide guards: no test reaches beyond this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Scripts the tests start (fake fisk applications, the examples) find this interpreter first.
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+    else:
+        return True  # unix sockets and other families stay on this machine
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _no_internet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise AssertionError(f"a test tried to reach {address!r} beyond this machine")
+        return real_connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise AssertionError(f"a test tried to reach {address!r} beyond this machine")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    yield
