@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TextIO
+from datetime import timedelta
+from typing import TYPE_CHECKING, TextIO
 
+from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
 
+if TYPE_CHECKING:
+    from fisk_ai.agent.application import ApplicationTools
+    from fisk_ai.config import Config
+
 DESCRIPTION_LIMIT = 50
+TOOL_SEARCH_THRESHOLD = 10
+MEMORY_LIMITS = "64 KB per entry, 1024 entries"
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,103 @@ class InfoReport:
 TOOL_HEADERS = ("TOOL", "SOURCE", "GATE", "DESCRIPTION", "TAGS")
 
 
+def build_report(cfg: Config, application_tools: ApplicationTools) -> InfoReport:
+    """The report for one configuration and the application tools it yields."""
+    from fisk_ai.config import FileMemoryOptions, FileSessionsOptions
+
+    sections: list[Section] = []
+    if cfg.llm.model:
+        sections.append(_model_section(cfg))
+    application = application_tools.application
+    if application is not None:
+        fields = [Field("Path", application.app_path), Field("Name", application.name)]
+        if application.version:
+            fields.append(Field("Version", application.version))
+        fields.append(Field("Tool timeout", _timeout_text(cfg.harness.tool_timeout)))
+        sections.append(Section("Application", tuple(fields)))
+
+    sessions = cfg.harness.sessions
+    session_options = sessions.backend_options
+    session_fields = [Field("Backend", sessions.backend.value)]
+    if isinstance(session_options, FileSessionsOptions):
+        session_fields.append(Field("Directory", session_options.directory))
+    else:
+        session_fields.append(Field("Stream", session_options.stream))
+        session_fields.append(Field("Context", cfg.nats_context or "(none)"))
+    sections.append(Section("Sessions", tuple(session_fields)))
+
+    memory = cfg.harness.memory
+    if memory.enabled:
+        memory_options = memory.backend_options
+        memory_fields = [Field("Backend", memory.backend.value)]
+        if isinstance(memory_options, FileMemoryOptions):
+            memory_fields.append(Field("Directory", memory_options.directory))
+        else:
+            memory_fields.append(Field("Bucket", memory_options.bucket))
+            memory_fields.append(Field("Context", cfg.nats_context or "(none)"))
+            prefix = memory_options.prefix
+            memory_fields.append(Field("Prefix", prefix if prefix else "(flat)"))
+        if memory.read_only:
+            memory_fields.append(Field("Access", "read-only"))
+        memory_fields.append(Field("Limits", MEMORY_LIMITS))
+        sections.append(Section("Memory", tuple(memory_fields)))
+
+    tools = tuple(
+        ToolRow(
+            name=tool.name,
+            source="local",
+            gate=application_tools.gates.get(tool.name, ""),
+            description=tool.description,
+            tags=tuple(tool.tags),
+        )
+        for tool in (application.tools if application else ())
+    )
+    global_flags = tuple(
+        GlobalFlagRow(name=flag.name, help=flag.help, exposed=flag.exposed, required=flag.required)
+        for flag in (application.global_flags if application else ())
+    )
+    return InfoReport(
+        sections=tuple(sections),
+        tools=tools,
+        global_flags=global_flags,
+        prompt=cfg.system_prompt,
+        warnings=application_tools.warnings,
+    )
+
+
+def _model_section(cfg: Config) -> Section:
+    llm = cfg.llm
+    if llm.thinking is None:
+        thinking = "not set (the provider's default)"
+    else:
+        thinking = "enabled" if llm.thinking.enabled else "disabled"
+    if llm.no_tool_search:
+        tool_search = "disabled (no_tool_search)"
+    else:
+        tool_search = f"enabled (used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
+    budget = llm.budget
+    fields = [
+        Field("Model", llm.model),
+        Field("Provider", llm.provider),
+        Field("Thinking", thinking),
+    ]
+    if llm.reasoning_effort:
+        fields.append(Field("Reasoning effort", llm.reasoning_effort))
+    fields += [
+        Field("Tool search", tool_search),
+        Field(
+            "Budget",
+            f"{budget.max_tokens} tokens per conversation, {budget.max_iterations} "
+            f"iterations per turn, {format_duration(budget.call_timeout)} per model call",
+        ),
+    ]
+    return Section("Model", tuple(fields))
+
+
+def _timeout_text(timeout: timedelta) -> str:
+    return format_duration(timeout) if timeout else "none"
+
+
 def tool_cells(row: ToolRow) -> tuple[str, str, str, str, str]:
     return (
         single_line(row.name),
@@ -85,9 +190,7 @@ def render_plain(report: InfoReport) -> str:
 def _plain_section(section: Section) -> str:
     width = max(len(field.label) for field in section.fields)
     lines = [f"{section.title}:"]
-    lines += [
-        f"  {field.label:>{width}}: {single_line(field.value)}" for field in section.fields
-    ]
+    lines += [f"  {field.label:>{width}}: {single_line(field.value)}" for field in section.fields]
     return "\n".join(lines)
 
 

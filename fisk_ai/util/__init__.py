@@ -1,3 +1,3 @@
-"""The floor of the leaf layer: ids, durations, terminal text sanitising, redaction, file-system helpers.
+"""The floor beneath the leaves: durations, terminal text hygiene, redaction, file helpers.
 
-Imports nothing else from fisk_ai except fisk_ai.errors; every other package may import it."""
+Imports nothing from fisk_ai but fisk_ai.errors; every other package may import it."""

@@ -1,0 +1,71 @@
+"""The wrapped application's tools under a configuration: introspect, select, gate, warn.
+
+A run and `fisk info` assemble the application's tools the same way, so the assembly lives here
+rather than in either command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fisk_ai import config
+from fisk_ai.tools.fiskapp.introspect import introspect
+from fisk_ai.tools.fiskapp.loader import LoadedApplication, load_application
+from fisk_ai.tools.gating import confirm_trigger, unmatched_confirm_tags
+from fisk_ai.tools.selection import ToolFilter
+
+
+@dataclass(frozen=True)
+class ApplicationTools:
+    """What the wrapped application contributes to a run.
+
+    ``gates`` maps each gated tool's name to the tag that gates it. ``application`` is None when
+    the configuration wraps no application.
+    """
+
+    application: LoadedApplication | None
+    gates: Mapping[str, str]
+    warnings: tuple[str, ...]
+
+
+def tool_filter(block: config.ToolFilter) -> ToolFilter:
+    """The tools layer's filter for an include or exclude block of agent.yaml."""
+    return ToolFilter(tools=tuple(block.tools), tags=tuple(block.tags))
+
+
+def operator_secret_env_names(cfg: config.Config) -> tuple[str, ...]:
+    """Variables the operator named as secrets in agent.yaml, scrubbed from every tool."""
+    embeddings = cfg.harness.knowledge.embeddings
+    return (embeddings.api_key_env,) if embeddings and embeddings.api_key_env else ()
+
+
+async def load_application_tools(cfg: config.Config) -> ApplicationTools:
+    """Introspect ``cfg.application_path`` and derive its tools, gates and warnings."""
+    warnings = list(cfg.warnings)
+    if not cfg.application_path:
+        return ApplicationTools(application=None, gates={}, warnings=tuple(warnings))
+
+    model = await introspect(
+        cfg.application_path, extra_secret_names=operator_secret_env_names(cfg)
+    )
+    application = load_application(
+        model,
+        cfg.application_path,
+        include=tool_filter(cfg.include),
+        exclude=tool_filter(cfg.exclude),
+        global_flags=cfg.global_flags,
+        secret_env_names=operator_secret_env_names(cfg),
+    )
+    confirm_tags = cfg.harness.confirm_tags
+    gates: dict[str, str] = {}
+    for tool in application.tools:
+        trigger = confirm_trigger(tool.tags, confirm_tags)
+        if trigger is not None:
+            gates[tool.name] = trigger
+    warnings += application.warnings
+    warnings += [
+        f'harness.confirm_tags entry "{tag}" matches no loaded tool, so it gates nothing'
+        for tag in unmatched_confirm_tags(confirm_tags, application.tools)
+    ]
+    return ApplicationTools(application=application, gates=gates, warnings=tuple(warnings))

@@ -1,0 +1,49 @@
+"""`fisk info`: what an agent would run with, read in the most lenient mode."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from fisk_ai.cli.flags import add_common_flags
+
+DEFAULT_CONFIG = "agent.yaml"
+
+
+def register(subcommands: Any) -> None:
+    parser = subcommands.add_parser(
+        "info",
+        help="show the model, tools, global flags and prompt an agent.yaml describes",
+        description="Show what an agent.yaml describes: the model, where sessions and memory "
+        "are kept, the tools the agent gets (and which wait for the operator), the "
+        "application's global flags, the system prompt, and every warning.",
+    )
+    parser.add_argument(
+        "--config", default=DEFAULT_CONFIG, help="the agent configuration (default: agent.yaml)"
+    )
+    parser.add_argument(
+        "--no-color",
+        action="store_true",
+        default=bool(os.environ.get("NO_COLOR")),
+        help="plain text even on a terminal (env NO_COLOR)",
+    )
+    add_common_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fisk_ai.agent.application import load_application_tools
+    from fisk_ai.config import Mode, load
+    from fisk_ai.lineui.info import build_report, print_rich, render_plain
+
+    cfg = load(args.config, Mode.LENIENT)
+    application_tools = asyncio.run(load_application_tools(cfg))
+    report = build_report(cfg, application_tools)
+    if args.no_color or not sys.stdout.isatty():
+        sys.stdout.write(render_plain(report))
+    else:
+        print_rich(report, sys.stdout)
+    return 0

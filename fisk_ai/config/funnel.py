@@ -1,0 +1,622 @@
+"""The one way agent.yaml is read: strict unmarshal, prepare, validate for a mode.
+
+Every command goes through load (or parse), so a bad entry fails the same way whichever command
+reads it. Each error is one sentence naming the dotted key and, when the file holds it, the line.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from datetime import date
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from fisk_ai.config.errors import ConfigError
+from fisk_ai.config.models import (
+    DEFAULT_IDENTITY,
+    MEMORY_OPTIONS,
+    SESSIONS_OPTIONS,
+    Config,
+    FileMemoryOptions,
+    FileSessionsOptions,
+    JetStreamMemoryOptions,
+    McpClient,
+    RemoteToolHost,
+)
+from fisk_ai.config.references import reference_problem
+from fisk_ai.config.yamltree import KeyPath, describe_path, read_yaml
+
+__all__ = ["Mode", "decode_options", "load", "parse"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Mode(enum.Enum):
+    """What the calling command needs from the file beyond the checks that always run."""
+
+    AGENT = "agent"  # fisk run
+    SERVE = "serve"  # fisk serve
+    LENIENT = "lenient"  # fisk mcp, info, knowledge, discover, session --config
+
+
+def load(path: str | os.PathLike[str], mode: Mode) -> Config:
+    """Read, prepare and validate the agent configuration at path for mode."""
+    source = os.fspath(path)
+    try:
+        raw = Path(source).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"the agent configuration {source} does not exist; name the right file with --config"
+        ) from None
+    except IsADirectoryError:
+        raise ConfigError(
+            f"{source} is a directory, not an agent configuration; name the file with --config"
+        ) from None
+    except OSError as error:
+        raise ConfigError(
+            f"cannot read the agent configuration {source} ({error.strerror}); "
+            "name a readable file with --config"
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"{source} is not UTF-8 text; name the agent configuration with --config"
+        ) from None
+    return parse(text, mode, source=source, base_dir=Path(source).absolute().parent)
+
+
+def parse(
+    text: str, mode: Mode, *, source: str = "agent.yaml", base_dir: Path | None = None
+) -> Config:
+    """Parse agent.yaml text (YAML or JSON) through the three stages.
+
+    base_dir is where a relative application_path resolves; the working directory when None.
+    """
+    document = read_yaml(text, source=source)
+    if document.data is None:
+        raise ConfigError(
+            f"{source} holds no settings; it needs at least llm.model and system_prompt"
+        )
+    if not isinstance(document.data, dict):
+        raise ConfigError(
+            f"{source} line 1: the file must be a mapping of settings, "
+            f"not {_describe(document.data)}",
+            line=1,
+        )
+    lines = document.lines
+    decoded = _decode(Config, document.data, (), lines, source)
+    prepared = _prepare(decoded, base_dir if base_dir is not None else Path.cwd(), lines, source)
+    _validate(prepared, mode, lines, source)
+    return prepared
+
+
+def decode_options(model: type[M], raw: Mapping[str, Any] | None, *, path: str) -> M:
+    """Decode a backend's options block strictly; an unknown key is an error naming path.key."""
+    prefix: KeyPath = tuple(path.split(".")) if path else ()
+    return _decode(model, dict(raw or {}), prefix, {}, None)
+
+
+def _decode(
+    model: type[M],
+    data: dict[str, Any],
+    prefix: KeyPath,
+    lines: Mapping[KeyPath, int],
+    source: str | None,
+    *,
+    owner: str = "",
+) -> M:
+    """Validate data as model; owner names who reads the block (e.g. "the file memory backend")."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as failure:
+        raise _translate(
+            failure, model=model, prefix=prefix, lines=lines, source=source, owner=owner
+        ) from None
+
+
+def _line_of(path: KeyPath, lines: Mapping[KeyPath, int]) -> int | None:
+    for length in range(len(path), -1, -1):
+        line = lines.get(path[:length])
+        if line is not None:
+            return line
+    return None
+
+
+def _error(
+    detail: str,
+    *,
+    path: KeyPath,
+    lines: Mapping[KeyPath, int],
+    source: str | None,
+    key: str | None = None,
+) -> ConfigError:
+    """An error on the line of path (or its nearest written parent); key defaults to path."""
+    line = _line_of(path, lines) if lines else None
+    if source is None:
+        message = detail
+    elif line is None:
+        message = f"{source}: {detail}"
+    else:
+        message = f"{source} line {line}: {detail}"
+    return ConfigError(message, key=key or describe_path(path) or None, line=line)
+
+
+_EXPECTED = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping of keys",
+    "model_type": "a mapping of keys",
+    "model_attributes_type": "a mapping of keys",
+    "time_delta_type": 'a duration such as "30s"',
+}
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f'the text "{shown}"'
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, bytes):
+        return "binary data"
+    if isinstance(value, date):
+        return f"the date {value} (quote it to make it text)"
+    return f"a {type(value).__name__}"
+
+
+def _translate(
+    failure: ValidationError,
+    *,
+    model: type[BaseModel],
+    prefix: KeyPath,
+    lines: Mapping[KeyPath, int],
+    source: str | None,
+    owner: str,
+) -> ConfigError:
+    """The first problem in the file, as one sentence."""
+    candidates: list[tuple[int, KeyPath, dict[str, Any]]] = []
+    for details in failure.errors():
+        location = tuple(part for part in details["loc"] if part != "[key]")
+        path = prefix + location
+        line = _line_of(path, lines) if lines else None
+        candidates.append((line or 0, path, dict(details)))
+    # A missing key is often a misspelled one, and the misspelling is the more useful report.
+    _, path, entry = min(
+        candidates, key=lambda candidate: (candidate[2]["type"] == "missing", candidate[0])
+    )
+    kind = entry["type"]
+    shown = describe_path(path)
+    if kind == "extra_forbidden":
+        import difflib  # only an error pays for the import
+
+        detail = f'unknown key "{shown}"' + (f" for {owner}" if owner else "")
+        location = path[len(prefix) :]
+        known = _keys_at(model, location[:-1])
+        close = difflib.get_close_matches(str(location[-1]), known, n=1, cutoff=0.6)
+        if close:
+            detail += f' (did you mean "{close[0]}"?)'
+    elif kind == "missing":
+        detail = f'"{shown}" is required' + (f" by {owner}" if owner else "")
+    elif kind == "fisk":
+        detail = f'"{shown}" {entry["ctx"]["detail"]}'
+    elif kind in _EXPECTED:
+        detail = f'"{shown}" must be {_EXPECTED[kind]}, not {_describe(entry.get("input"))}'
+    else:
+        reason = str(entry.get("msg", "is not valid")).splitlines()[0]
+        detail = f'"{shown}" is not valid: {reason}'
+    return _error(detail, path=path, lines=lines, source=source)
+
+
+def _unwrap(annotation: Any) -> Any:
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+            if len(members) != 1:
+                return annotation
+            annotation = members[0]
+        else:
+            return annotation
+
+
+def _keys_at(model: type[BaseModel], location: KeyPath) -> list[str]:
+    """The keys the block at location (relative to model) accepts, for did-you-mean hints."""
+    current: Any = model
+    for part in location:
+        current = _unwrap(current)
+        origin = typing.get_origin(current)
+        if isinstance(part, int) and origin is list:
+            current = typing.get_args(current)[0]
+        elif origin is dict:
+            current = typing.get_args(current)[1]
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(str(part))
+            if field is None:
+                return []
+            current = field.annotation
+        else:
+            return []
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _derive_identity(application_path: str) -> str:
+    if not application_path:
+        return DEFAULT_IDENTITY
+    stem = Path(application_path.rstrip("/")).stem
+    derived = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "-" for c in stem)
+    return derived or DEFAULT_IDENTITY
+
+
+def _resolve_application(application_path: str, base_dir: Path) -> str:
+    if not application_path:
+        return ""
+    if application_path.startswith("~"):
+        return str(Path(application_path).expanduser())
+    if Path(application_path).is_absolute() or "/" not in application_path:
+        return application_path
+    return os.path.normpath(base_dir / application_path)
+
+
+def _state_directory() -> str:
+    state_home = os.environ.get("XDG_STATE_HOME", "")
+    # The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
+    if state_home and Path(state_home).is_absolute():
+        return str(Path(state_home) / "fisk-ai" / "runs")
+    return str(Path.home() / ".local" / "state" / "fisk-ai" / "runs")
+
+
+def _normalized_list(
+    values: Iterable[str],
+    *,
+    key: KeyPath,
+    lines: Mapping[KeyPath, int],
+    source: str,
+    strip_dashes: bool,
+) -> list[str]:
+    seen: dict[str, None] = {}
+    for index, value in enumerate(values):
+        cleaned = value.strip()
+        if strip_dashes:
+            cleaned = cleaned.lstrip("-").strip()
+        if not cleaned:
+            raise _error(
+                f'"{describe_path((*key, index))}" is empty',
+                path=(*key, index),
+                lines=lines,
+                source=source,
+            )
+        seen.setdefault(cleaned, None)
+    return list(seen)
+
+
+def _prepare(config: Config, base_dir: Path, lines: Mapping[KeyPath, int], source: str) -> Config:
+    """Derive the identity, apply the defaults that depend on other keys, resolve paths."""
+    named = bool(config.identity)
+    identity = config.identity or _derive_identity(config.application_path)
+    warnings: list[str] = []
+
+    global_flags = _normalized_list(
+        config.global_flags, key=("global_flags",), lines=lines, source=source, strip_dashes=True
+    )
+    confirm_tags = _normalized_list(
+        config.harness.confirm_tags,
+        key=("harness", "confirm_tags"),
+        lines=lines,
+        source=source,
+        strip_dashes=False,
+    )
+
+    remote_tools: list[RemoteToolHost] = []
+    for index, host in enumerate(config.remote_tools):
+        if host.include.tags:
+            path = ("remote_tools", index, "include", "tags")
+            line = _line_of(path, lines)
+            warnings.append(
+                f'{source} line {line}: "{describe_path(path)}" is ignored, since a remote '
+                "agent's tool list carries no tags"
+            )
+        remote_tools.append(host.model_copy(update={"alias": host.alias or host.name}))
+    mcp_clients = [
+        client.model_copy(update={"alias": client.alias or client.name})
+        for client in config.mcp_clients
+    ]
+
+    memory = config.harness.memory
+    memory_options = _decode(
+        MEMORY_OPTIONS[memory.backend],
+        memory.options,
+        ("harness", "memory", "options"),
+        lines,
+        source,
+        owner=f"the {memory.backend.value} memory backend",
+    )
+    if isinstance(memory_options, FileMemoryOptions):
+        if not memory_options.directory:
+            memory_options = memory_options.model_copy(update={"directory": f"memory/{identity}"})
+    elif isinstance(memory_options, JetStreamMemoryOptions) and memory_options.prefix is None:
+        memory_options = memory_options.model_copy(update={"prefix": identity})
+    memory = memory.model_copy()
+    memory._backend_options = memory_options
+
+    sessions = config.harness.sessions
+    sessions_options = _decode(
+        SESSIONS_OPTIONS[sessions.backend],
+        sessions.options,
+        ("harness", "sessions", "options"),
+        lines,
+        source,
+        owner=f"the {sessions.backend.value} sessions backend",
+    )
+    if isinstance(sessions_options, FileSessionsOptions) and not sessions_options.directory:
+        sessions_options = sessions_options.model_copy(update={"directory": _state_directory()})
+    sessions = sessions.model_copy()
+    sessions._backend_options = sessions_options
+
+    knowledge = config.harness.knowledge
+    if not knowledge.directory:
+        knowledge = knowledge.model_copy(update={"directory": f"knowledge/{identity}"})
+
+    harness = config.harness.model_copy(
+        update={
+            "confirm_tags": confirm_tags,
+            "memory": memory,
+            "sessions": sessions,
+            "knowledge": knowledge,
+        }
+    )
+
+    agent = config.expose.agent
+    if agent.jobs is not None and not agent.jobs.nats_context:
+        jobs = agent.jobs.model_copy(update={"nats_context": config.nats_context})
+        agent = agent.model_copy(update={"jobs": jobs})
+    expose = config.expose.model_copy(update={"agent": agent})
+
+    prepared = config.model_copy(
+        update={
+            "identity": identity,
+            "application_path": _resolve_application(config.application_path, base_dir),
+            "global_flags": global_flags,
+            "remote_tools": remote_tools,
+            "mcp_clients": mcp_clients,
+            "harness": harness,
+            "expose": expose,
+        }
+    )
+    prepared._source = source
+    prepared._base_dir = base_dir
+    prepared._identity_named = named
+    prepared._warnings = tuple(warnings)
+    return prepared
+
+
+def _validate(config: Config, mode: Mode, lines: Mapping[KeyPath, int], source: str) -> None:
+    """The checks every command runs, then those the mode's command needs."""
+
+    def fail(detail: str, *path: str | int, key: str | None = None) -> ConfigError:
+        return _error(detail, path=path, lines=lines, source=source, key=key)
+
+    if config.global_flags and not config.application_path:
+        raise fail(
+            '"global_flags" needs application_path, the application whose flags they are',
+            "global_flags",
+        )
+    for index, host in enumerate(config.remote_tools):
+        if host.exclude.tags:
+            raise fail(
+                f'"remote_tools[{index}].exclude.tags" cannot be used, since a remote agent\'s '
+                "tool list carries no tags; exclude its tools by name instead",
+                "remote_tools",
+                index,
+                "exclude",
+                "tags",
+            )
+    _check_mcp_clients(config.mcp_clients, fail)
+    mcp = config.expose.agent.mcp
+    if mcp is not None and mcp.builtins and not config.harness.knowledge.enabled:
+        raise fail(
+            '"expose.agent.mcp.builtins" serves knowledge tools, so it needs '
+            "harness.knowledge.enabled: true",
+            "expose",
+            "agent",
+            "mcp",
+            "builtins",
+        )
+
+    if mode is Mode.AGENT:
+        _validate_agent(config, fail)
+    elif mode is Mode.SERVE:
+        _validate_serve(config, fail)
+
+
+class _Fail(typing.Protocol):
+    def __call__(self, detail: str, *path: str | int, key: str | None = None) -> ConfigError: ...
+
+
+def _check_mcp_clients(clients: list[McpClient], fail: _Fail) -> None:
+    names: dict[str, int] = {}
+    aliases: dict[str, int] = {}
+    for index, client in enumerate(clients):
+        here = f"mcp_clients[{index}]"
+        if client.command and client.url:
+            raise fail(
+                f'"{here}" sets both command and url; keep the one transport it uses',
+                "mcp_clients",
+                index,
+            )
+        if not client.command and not client.url:
+            raise fail(
+                f'"{here}" needs command (a server to start) or url (a server to reach)',
+                "mcp_clients",
+                index,
+            )
+        if client.url:
+            problem = reference_problem(client.url)
+            if problem:
+                raise fail(f'"{here}.url" {problem}', "mcp_clients", index, "url")
+            if not client.url.startswith(("http://", "https://")):
+                raise fail(
+                    f'"{here}.url" must be an http:// or https:// address',
+                    "mcp_clients",
+                    index,
+                    "url",
+                )
+        for block, values in (("env", client.env), ("headers", client.headers)):
+            for key, value in values.items():
+                problem = reference_problem(value)
+                if problem:
+                    raise fail(
+                        f'"{here}.{block}.{key}" {problem}', "mcp_clients", index, block, key
+                    )
+        if client.name in names:
+            raise fail(
+                f'"{here}.name" repeats "{client.name}", already the name of '
+                f"mcp_clients[{names[client.name]}]",
+                "mcp_clients",
+                index,
+                "name",
+            )
+        names[client.name] = index
+        if client.alias in aliases:
+            raise fail(
+                f'"{here}" uses the alias "{client.alias}", which already prefixes the tools '
+                f"of mcp_clients[{aliases[client.alias]}]; give one of them another alias",
+                "mcp_clients",
+                index,
+            )
+        aliases[client.alias] = index
+
+
+def _validate_agent(config: Config, fail: _Fail) -> None:
+    if config.remote_tools and not config.nats_context:
+        raise fail(
+            '"nats_context" is required by remote_tools, which reach other agents over NATS',
+            "remote_tools",
+            key="nats_context",
+        )
+    if not config.llm.model:
+        raise fail(
+            '"llm.model" is required by fisk run; set the model the agent uses', "llm", "model"
+        )
+    if not config.system_prompt.strip() and config.expose.agent.mcp is None:
+        raise fail(
+            '"system_prompt" is required by fisk run; set the instructions the agent follows',
+            "system_prompt",
+        )
+
+
+def _validate_serve(config: Config, fail: _Fail) -> None:
+    agent = config.expose.agent
+    a2a = agent.a2a
+    serve_tools = a2a is not None and a2a.serve_tools
+    prompts = a2a is not None and a2a.prompts is not None
+    if (
+        a2a is not None
+        and not serve_tools
+        and not prompts
+        and a2a.model_fields_set != {"request_timeout"}
+    ):
+        raise fail(
+            '"expose.agent.a2a" enables nothing; set serve_tools: true or a prompts block, '
+            "or keep only request_timeout in it",
+            "expose",
+            "agent",
+            "a2a",
+        )
+    if not (serve_tools or prompts or agent.jobs is not None or agent.slack is not None):
+        raise fail(
+            "fisk serve has nothing to serve; enable expose.agent.a2a.serve_tools, "
+            "expose.agent.a2a.prompts, expose.agent.jobs or expose.agent.slack",
+            "expose",
+            key="expose.agent",
+        )
+    if not config.identity_named:
+        raise fail(
+            '"identity" is required by fisk serve, since a derived name is shared by every '
+            "agent built from the same application",
+            "identity",
+        )
+    loop_needs: list[tuple[str, tuple[str, ...]]] = []
+    if serve_tools:
+        if not config.application_path:
+            raise fail(
+                '"application_path" is required by expose.agent.a2a.serve_tools, since only the '
+                "application's commands are served",
+                "expose",
+                "agent",
+                "a2a",
+                "serve_tools",
+                key="application_path",
+            )
+        if not config.nats_context:
+            raise fail(
+                '"nats_context" is required by expose.agent.a2a.serve_tools',
+                "expose",
+                "agent",
+                "a2a",
+                "serve_tools",
+                key="nats_context",
+            )
+    if prompts:
+        if not config.nats_context:
+            raise fail(
+                '"nats_context" is required by expose.agent.a2a.prompts',
+                "expose",
+                "agent",
+                "a2a",
+                "prompts",
+                key="nats_context",
+            )
+        loop_needs.append(("expose.agent.a2a.prompts", ("expose", "agent", "a2a", "prompts")))
+    if agent.jobs is not None:
+        if not agent.jobs.nats_context:
+            raise fail(
+                '"expose.agent.jobs.nats_context" (or the top-level nats_context) is required '
+                "to reach the work queue",
+                "expose",
+                "agent",
+                "jobs",
+                key="expose.agent.jobs.nats_context",
+            )
+        loop_needs.append(("expose.agent.jobs", ("expose", "agent", "jobs")))
+    if agent.slack is not None:
+        loop_needs.append(("expose.agent.slack", ("expose", "agent", "slack")))
+    for endpoint, path in loop_needs:
+        if not config.system_prompt.strip():
+            raise fail(
+                f'"system_prompt" is required by {endpoint}, which runs the agent',
+                *path,
+                key="system_prompt",
+            )
+        if not config.llm.model:
+            raise fail(
+                f'"llm.model" is required by {endpoint}, which runs the agent',
+                *path,
+                key="llm.model",
+            )
