@@ -37,6 +37,10 @@ def test_mypy_strict_is_clean() -> None:
 def test_import_contracts_hold() -> None:
     lint_imports = Path(sys.executable).parent / "lint-imports"
     result = subprocess.run(
-        [str(lint_imports), "--no-cache"], cwd=REPO_ROOT, capture_output=True, text=True, check=False
+        [str(lint_imports), "--no-cache"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -19,7 +19,7 @@ CREDENTIAL_ENV = (
 
 
 def _create(**_options: Any) -> Any:
-    raise FiskError("this build of fisk-ai cannot call the Anthropic API yet; fisk run is not wired")
+    raise FiskError("this build of fisk-ai cannot call the Anthropic API yet")
 
 
 registry.register(NAME, _create, CREDENTIAL_ENV)

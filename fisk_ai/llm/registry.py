@@ -29,7 +29,7 @@ _providers: dict[str, ProviderRegistration] = {}
 
 
 def register(name: str, factory: Callable[..., Any], credential_env: tuple[str, ...]) -> None:
-    """Register a provider; an empty name, a missing factory or a duplicate is a programming error."""
+    """Register a provider. An empty name, a missing factory or a duplicate is a bug."""
     if not name:
         raise ValueError("a provider needs a name")
     if factory is None:

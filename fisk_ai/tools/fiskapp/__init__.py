@@ -1,0 +1,1 @@
+"""CORE. Tools from a fisk application: introspection, argv rendering, command execution."""

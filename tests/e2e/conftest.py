@@ -1,0 +1,38 @@
+"""Fixtures for running the installed `fisk` command as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+FISK = Path(sys.executable).parent / "fisk"
+
+RunFisk = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_fisk(tmp_path: Path) -> RunFisk:
+    """Run `fisk ARGS...` from ``tmp_path`` with stdin closed; output captured (a pipe)."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+        environment.pop("NO_COLOR", None)
+        environment.pop("VERBOSE", None)
+        environment.update(env or {})
+        return subprocess.run(
+            [str(FISK), *args],
+            cwd=tmp_path,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    return run

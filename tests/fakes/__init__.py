@@ -1,0 +1,1 @@
+"""Fakes the tests share: a fake fisk application (``tests.fakes.fiskapp``)."""
