@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
@@ -35,6 +34,8 @@ def register(subcommands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from fisk_ai.agent.application import load_application_tools
     from fisk_ai.config import Mode, load
     from fisk_ai.lineui.info import build_report, print_rich, render_plain

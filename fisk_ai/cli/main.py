@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 
 from fisk_ai import __version__
@@ -44,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code: int = handler(args)
     except FiskError as error:
         if verbose:
+            import traceback
+
             traceback.print_exc()
         print(f"fisk: error: {error}", file=sys.stderr)
         return 1

@@ -172,3 +172,13 @@ async def test_a_collision_with_another_source_aborts_naming_both(tmp_path: Path
 
     assert f"application {loaded.app_path}" in str(raised.value)
     assert f"remote_tools {second.app_path}" in str(raised.value)
+
+
+async def test_shell_metacharacters_reach_the_application_verbatim(tmp_path: Path) -> None:
+    stream_rm = by_name(await load_sample(tmp_path))["stream_rm"]
+    hostile = "ORDERS; touch pwned $(id) `id` | cat > out && echo *"
+
+    outcome = await stream_rm.execute(json.dumps({"stream": hostile}), ExecDeps())
+
+    assert json.loads(outcome.output)["argv"][-1] == hostile
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["app"]
