@@ -174,6 +174,10 @@ async def test_a_collision_with_another_source_aborts_naming_both(tmp_path: Path
     assert f"remote_tools {second.app_path}" in str(raised.value)
 
 
+def entries(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
+
+
 async def test_shell_metacharacters_reach_the_application_verbatim(tmp_path: Path) -> None:
     stream_rm = by_name(await load_sample(tmp_path))["stream_rm"]
     hostile = "ORDERS; touch pwned $(id) `id` | cat > out && echo *"
@@ -181,4 +185,4 @@ async def test_shell_metacharacters_reach_the_application_verbatim(tmp_path: Pat
     outcome = await stream_rm.execute(json.dumps({"stream": hostile}), ExecDeps())
 
     assert json.loads(outcome.output)["argv"][-1] == hostile
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["app"]
+    assert entries(tmp_path) == ["app"]
