@@ -1,0 +1,105 @@
+"""The neutral message model as JSON: the shape a session journal and a cassette store.
+
+A message is ``{"role": "user"|"assistant", "content": [block, ...]}`` and a block is an object
+with exactly one key naming its kind: ``text``, ``thinking`` (signature base64), ``tool_use``
+(input as JSON), ``tool_result`` or ``provider`` (raw as JSON).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from fisk_ai.errors import FiskError
+from fisk_ai.llm.types import (
+    ContentBlock,
+    Message,
+    ProviderBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+
+class CodecError(FiskError):
+    """A stored message does not have the neutral shape."""
+
+
+def block_to_json(block: ContentBlock) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"text": {"text": block.text}}
+    if isinstance(block, ThinkingBlock):
+        return {
+            "thinking": {
+                "text": block.text,
+                "signature": base64.b64encode(block.signature).decode("ascii"),
+            }
+        }
+    if isinstance(block, ToolUseBlock):
+        return {
+            "tool_use": {"id": block.id, "name": block.name, "input": _raw(block.input or "{}")}
+        }
+    if isinstance(block, ToolResultBlock):
+        result: dict[str, Any] = {"tool_use_id": block.tool_use_id, "content": block.content}
+        if block.is_error:
+            result["is_error"] = True
+        return {"tool_result": result}
+    return {"provider": {"kind": block.kind, "raw": _raw(block.raw)}}
+
+
+def message_to_json(message: Message) -> dict[str, Any]:
+    return {"role": message.role.value, "content": [block_to_json(b) for b in message.content]}
+
+
+def block_from_json(data: Mapping[str, Any]) -> ContentBlock:
+    if not isinstance(data, Mapping) or len(data) != 1:
+        raise CodecError(f"a content block must have exactly one kind, not {_keys(data)}")
+    kind, body = next(iter(data.items()))
+    if not isinstance(body, Mapping):
+        raise CodecError(f"the {kind} block must be an object")
+    try:
+        if kind == "text":
+            return TextBlock(str(body["text"]))
+        if kind == "thinking":
+            signature = base64.b64decode(str(body.get("signature", "")), validate=True)
+            return ThinkingBlock(str(body.get("text", "")), signature)
+        if kind == "tool_use":
+            return ToolUseBlock(
+                str(body["id"]), str(body["name"]), json.dumps(body.get("input", {}))
+            )
+        if kind == "tool_result":
+            return ToolResultBlock(
+                str(body["tool_use_id"]), str(body.get("content", "")), bool(body.get("is_error"))
+            )
+        if kind == "provider":
+            return ProviderBlock(str(body["kind"]), json.dumps(body.get("raw")))
+    except KeyError as missing:
+        raise CodecError(f"the {kind} block lacks {missing.args[0]!r}") from None
+    except ValueError as bad:
+        raise CodecError(f"the {kind} block is malformed: {bad}") from None
+    raise CodecError(f"unknown content block kind {kind!r}")
+
+
+def message_from_json(data: Mapping[str, Any]) -> Message:
+    if not isinstance(data, Mapping):
+        raise CodecError("a message must be an object")
+    try:
+        role = Role(data.get("role"))
+    except ValueError:
+        raise CodecError(f"unknown message role {data.get('role')!r}") from None
+    content = data.get("content") or []
+    if not isinstance(content, list):
+        raise CodecError("a message's content must be a list")
+    return Message(role, tuple(block_from_json(block) for block in content))
+
+
+def _raw(text: str) -> Any:
+    return json.loads(text)
+
+
+def _keys(data: object) -> str:
+    return ", ".join(sorted(data)) if isinstance(data, Mapping) else type(data).__name__
