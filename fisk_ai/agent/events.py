@@ -1,0 +1,95 @@
+"""What leaves the agent loop: the a2a v1 event blocks and nothing else.
+
+One vocabulary serves every surface (the line surface, the workstation, a remote caller, Slack),
+so a tool call renders the same whether it is live, streamed or replayed from a journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fisk_ai.llm.types import Usage
+from fisk_ai.tools.base import ExecRecord
+
+
+@dataclass(frozen=True)
+class TextEvent:
+    """Model prose. ``final`` marks the answer that ended the run rather than narration."""
+
+    text: str
+    final: bool = False
+
+
+@dataclass(frozen=True)
+class ThinkingEvent:
+    text: str
+    signature: str = ""
+    provider: str = ""
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A call the model made. ``display`` is the command line a command tool would run (empty
+    for other tools); surfaces sanitise it before showing it."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    display: str = ""
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A call's answer. ``is_error`` is a harness failure, distinct from a non-zero exit, which
+    arrives in ``exec``."""
+
+    call_id: str
+    output: str
+    is_error: bool = False
+    exec: ExecRecord | None = None
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    iteration: int = 0
+    phase: str = ""
+    usage: Usage | None = None
+    count: int = 0
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class WarningEvent:
+    """An advisory. It carries the warning, not a sentence: the wording belongs to the surface."""
+
+    kind: str
+    name: str = ""
+    count: int = 0
+    params: tuple[str, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class PromptEvent:
+    """A turn somebody asked for, sent when a stored conversation is replayed."""
+
+    text: str
+
+
+Event = (
+    TextEvent
+    | ThinkingEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | StatusEvent
+    | WarningEvent
+    | PromptEvent
+)
+
+
+class EventSink(Protocol):
+    def emit(self, event: Event) -> None:
+        """Receive one event on the run's own task; must not block."""
+        ...
