@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from fisk_ai.llm.types import ToolDef
+from fisk_ai.tools.questions import Prompter
 from fisk_ai.tools.tags import Behavior
 
 
@@ -83,12 +84,14 @@ class ExecDeps:
     """What the caller lends a tool for one call.
 
     ``timeout`` of None (or zero) means no limit. ``timeout_setting`` names the configuration key
-    the timeout came from, so a timeout message tells the operator what to raise.
+    the timeout came from, so a timeout message tells the operator what to raise. ``prompter`` is
+    lent only to a tool that asks a person something; None means nobody can be asked.
     """
 
     work_dir: Path | None = None
     timeout: timedelta | None = None
     timeout_setting: str = "harness.tool_timeout"
+    prompter: Prompter | None = None
 
 
 @runtime_checkable
