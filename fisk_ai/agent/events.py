@@ -31,13 +31,19 @@ class ThinkingEvent:
 
 @dataclass(frozen=True)
 class ToolCallEvent:
-    """A call the model made. ``display`` is the command line a command tool would run (empty
-    for other tools); surfaces sanitise it before showing it."""
+    """A call the model made. ``command`` is the argument vector a command tool would run after
+    the application path (empty for other tools), kept as tokens so a narrow surface can shorten
+    long values; surfaces sanitise it before showing it."""
 
     id: str
     name: str
     input: Mapping[str, Any]
-    display: str = ""
+    command: tuple[str, ...] = ()
+
+    @property
+    def display(self) -> str:
+        """The command line as one string, or the tool name for a tool that runs no command."""
+        return " ".join(self.command) if self.command else self.name
 
 
 @dataclass(frozen=True)

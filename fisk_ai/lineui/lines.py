@@ -1,0 +1,118 @@
+"""The line kinds both surfaces print: tool calls, tool results, thinking, the run summary.
+
+A tool call line is rendered from what the call is, so a live run, a resumed one and a journal
+dump print the same line. Everything here returns text already stripped of control sequences.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent
+from fisk_ai.llm.types import Usage
+from fisk_ai.util.durations import format_duration
+from fisk_ai.util.sanitize import single_line, strip_control
+
+CALL_PREFIX = "-> "
+RESULT_PREFIX = "<-"
+THOUGHT_PREFIX = "\N{THOUGHT BALLOON} "
+DISPLAY_LIMIT = 2000
+# A value longer than this is shown as its first and last characters when the line is too wide.
+LONG_VALUE = 19
+KEEP_HEAD = 10
+KEEP_TAIL = 6
+
+
+def arguments_text(arguments: Mapping[str, Any]) -> str:
+    """Arguments as compact JSON with sorted keys: a decoded object has no order of its own."""
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tool_call_line(event: ToolCallEvent, width: int | None = None) -> str:
+    """``-> stream rm --force -- ORDERS``; the short form when ``width`` is too narrow for it."""
+    if not event.command:
+        text = event.name
+        if event.input:
+            text += " " + arguments_text(event.input)
+        return CALL_PREFIX + single_line(text, DISPLAY_LIMIT)
+    full = CALL_PREFIX + single_line(" ".join(event.command), DISPLAY_LIMIT)
+    if width is None or len(full) <= width - len(CALL_PREFIX) - 1:
+        return full
+    return CALL_PREFIX + single_line(" ".join(short_tokens(event.command)), DISPLAY_LIMIT)
+
+
+def short_tokens(tokens: Sequence[str]) -> list[str]:
+    """Each flag value and positional longer than 19 characters cut to its ends."""
+    shortened = []
+    for token in tokens:
+        if token.startswith("--") and "=" in token:
+            name, value = token.split("=", 1)
+            shortened.append(f"{name}={_elide(value)}")
+        elif token.startswith("-"):
+            shortened.append(token)
+        else:
+            shortened.append(_elide(token))
+    return shortened
+
+
+def _elide(value: str) -> str:
+    if len(value) <= LONG_VALUE:
+        return value
+    return f"{value[:KEEP_HEAD]}...{value[-KEEP_TAIL:]}"
+
+
+def tool_result_text(event: ToolResultEvent) -> str:
+    """What a tool returned, as an operator reads it: a command's output with a non-zero exit
+    kept, a silent success said explicitly, an error marked."""
+    if event.is_error:
+        return "(error) " + strip_control(event.output)
+    output = strip_control(event.output)
+    if event.exec is not None and event.exec.exit_code != 0:
+        output = f"(exit {event.exec.exit_code}) {output}"
+    return output if output.strip() else "(no output)"
+
+
+def thinking_lines(text: str) -> list[str]:
+    return [THOUGHT_PREFIX + line for line in strip_control(text).splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    suspended: bool
+    session: str
+    model: str
+    llm_calls: int
+    tool_calls: int
+    remote_tool_calls: int
+    usage: Usage
+    latency: timedelta
+
+
+def summary_line(summary: RunSummary, *, verbose: bool = False) -> str:
+    """``Run summary: session=... model=... llm_calls=2 tool_calls=2 tokens=3536/113 ...``"""
+    usage = summary.usage
+    parts = ["Run suspended:" if summary.suspended else "Run summary:"]
+    if summary.session:
+        parts.append(f"session={summary.session}")
+    if summary.model:
+        parts.append(f"model={summary.model}")
+    parts += [f"llm_calls={summary.llm_calls}", f"tool_calls={summary.tool_calls}"]
+    if summary.remote_tool_calls:
+        parts.append(f"remote_tool_calls={summary.remote_tool_calls}")
+    parts.append(f"tokens={usage.input_tokens}/{usage.output_tokens}")
+    if usage.cache_read_tokens:
+        parts.append(f"cached={usage.cache_read_tokens}")
+    if verbose and usage.cache_create_tokens:
+        parts.append(f"cache_write={usage.cache_create_tokens}")
+    parts.append(f"thinking={usage.thinking_tokens}")
+    latency = timedelta(milliseconds=round(summary.latency.total_seconds() * 1000))
+    parts.append(f"latency={format_duration(latency)}")
+    return " ".join(parts)
+
+
+def resume_hint(session: str) -> str:
+    return f"resume with: fisk run --resume {session}"
