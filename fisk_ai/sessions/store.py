@@ -1,0 +1,156 @@
+"""What every session backend provides, the append rule they share, and the backend registry.
+
+A backend registers a factory under a name; the host resolves the configured name without
+importing the backend itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+from fisk_ai.sessions.errors import JournalGapError, SessionError
+from fisk_ai.sessions.fold import SessionStatus
+from fisk_ai.sessions.records import Meta, Payload, Record
+
+__all__ = [
+    "AppendAction",
+    "Journal",
+    "SessionStore",
+    "SessionStoreFactory",
+    "SessionSummary",
+    "check_append",
+    "lookup_backend",
+    "register_backend",
+    "registered_backends",
+]
+
+
+class AppendAction(enum.Enum):
+    SKIP = "skip"
+    WRITE = "write"
+
+
+def check_append(last_seq: int, seq: int) -> AppendAction:
+    """The append rule both backends share: a record at or below the last sequence is a
+    duplicate to skip, the next one is written, and one further ahead is a gap.
+
+    It deliberately advances nothing. The caller advances its last sequence only once the record
+    is durable, so a write that tears is appended again under the same sequence, not lost.
+    """
+    if seq <= last_seq:
+        return AppendAction.SKIP
+    if seq == last_seq + 1:
+        return AppendAction.WRITE
+    raise JournalGapError(
+        f"record {seq} cannot follow record {last_seq}: the records between them are missing"
+    )
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One row of a session listing. ``problem`` says why a ``corrupt`` session cannot be read."""
+
+    run_id: str
+    status: SessionStatus
+    model: str
+    updated: datetime
+    first_prompt: str
+    problem: str = ""
+
+
+class Journal(Protocol):
+    """One session held open for writing. Holding it excludes every other writer."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def last_seq(self) -> int: ...
+
+    async def append(self, payload: Payload, *, optional: bool = False) -> Record:
+        """Write ``payload`` as the next record; the last sequence advances only once it is
+        durable. A memory_revisions record is always written optional."""
+        ...
+
+    async def append_record(self, record: Record) -> AppendAction:
+        """Write a record that already has its sequence, by the check_append rule."""
+        ...
+
+    async def close(self) -> None:
+        """Release the session; closing twice is harmless."""
+        ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+
+class SessionStore(Protocol):
+    async def create(self, run_id: str, meta: Meta) -> Journal:
+        """Start a new journal with ``meta`` as record 1, held open for writing."""
+        ...
+
+    async def open(self, run_id: str) -> Journal:
+        """Take an existing journal for writing; JournalLocked when another process has it."""
+        ...
+
+    async def read(self, run_id: str) -> list[Record]:
+        """Every record of a journal, in order; it need not be held open to be read."""
+        ...
+
+    async def list(self) -> list[SessionSummary]:
+        """Every stored session, most recently updated first."""
+        ...
+
+    async def remove(self, run_id: str) -> None: ...
+
+    def describe(self) -> str:
+        """Where this store keeps sessions, in a phrase for ``fisk info``."""
+        ...
+
+
+SessionStoreFactory = Callable[..., SessionStore]
+
+_backends: dict[str, SessionStoreFactory] = {}
+
+
+def register_backend(name: str, factory: SessionStoreFactory) -> None:
+    """Register a session backend. An empty name, a missing factory or a duplicate is a bug."""
+    if not name:
+        raise ValueError("a session backend needs a name")
+    if factory is None:
+        raise ValueError(f"session backend {name!r} needs a factory")
+    if name in _backends:
+        raise ValueError(f"session backend {name!r} is already registered")
+    _backends[name] = factory
+
+
+def registered_backends() -> list[str]:
+    _load_builtin_backends()
+    return sorted(_backends)
+
+
+def lookup_backend(name: str) -> SessionStoreFactory:
+    _load_builtin_backends()
+    try:
+        return _backends[name]
+    except KeyError:
+        known = ", ".join(sorted(_backends))
+        raise SessionError(
+            f"harness.sessions.backend {name!r} is not a known session backend; use one of: {known}"
+        ) from None
+
+
+def _load_builtin_backends() -> None:
+    # Importing a backend module registers it.
+    from fisk_ai.sessions import file  # noqa: F401

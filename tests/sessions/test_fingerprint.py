@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fisk_ai.llm.types import ThinkingMode, ToolDef
+from fisk_ai.sessions import (
+    ChangeClass,
+    Fingerprint,
+    ResumeDecision,
+    ResumeRefused,
+    compare_fingerprints,
+    compute_fingerprint,
+    resume_gate,
+)
+
+LIST = ToolDef("stream_ls", "List streams", {"type": "object", "properties": {}})
+REMOVE = ToolDef(
+    "stream_rm",
+    "Remove a stream",
+    {"type": "object", "properties": {"stream": {"type": "string"}}, "required": ["stream"]},
+)
+
+
+def computed(**changes: object) -> Fingerprint:
+    arguments: dict[str, object] = {
+        "provider": "anthropic",
+        "model": "claude-sonnet",
+        "system": ["You operate NATS.", "Be brief."],
+        "tools": [LIST, REMOVE],
+        "thinking": ThinkingMode.UNSET,
+        "reasoning_effort": "",
+        "max_tokens": 500000,
+        "max_iterations": 50,
+    }
+    arguments.update(changes)
+    return compute_fingerprint(**arguments)  # type: ignore[arg-type]
+
+
+def test_the_same_configuration_fingerprints_the_same() -> None:
+    assert computed() == computed()
+
+
+def test_hashes_are_sha256_hex() -> None:
+    fingerprint = computed()
+
+    assert len(fingerprint.system_hash) == 64
+    assert len(fingerprint.tools_hash) == 64
+    int(fingerprint.tools_hash, 16)
+
+
+def test_the_order_tools_arrive_in_does_not_matter() -> None:
+    assert computed(tools=[REMOVE, LIST]).tools_hash == computed().tools_hash
+
+
+def test_the_key_order_of_a_schema_does_not_matter() -> None:
+    reordered = replace(
+        REMOVE,
+        input_schema={
+            "required": ["stream"],
+            "properties": {"stream": {"type": "string"}},
+            "type": "object",
+        },
+    )
+
+    assert computed(tools=[LIST, reordered]).tools_hash == computed().tools_hash
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        replace(REMOVE, description="Delete a stream"),
+        replace(REMOVE, input_schema={"type": "object"}),
+        replace(REMOVE, defer_loading=True),
+        replace(REMOVE, name="stream_delete"),
+    ],
+    ids=["description", "schema", "defer flag", "name"],
+)
+def test_any_change_to_a_tool_changes_the_tools_hash(changed: ToolDef) -> None:
+    assert computed(tools=[LIST, changed]).tools_hash != computed().tools_hash
+
+
+def test_a_changed_system_part_changes_the_system_hash() -> None:
+    assert computed(system=["You operate NATS."]).system_hash != computed().system_hash
+
+
+@pytest.mark.parametrize(
+    ("thinking", "spelled"),
+    [(ThinkingMode.UNSET, "unset"), (ThinkingMode.ON, "on"), (ThinkingMode.OFF, "off")],
+)
+def test_thinking_is_spelled_as_three_states(thinking: ThinkingMode, spelled: str) -> None:
+    assert computed(thinking=thinking).thinking_mode == spelled
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "change_class"),
+    [
+        ("provider", "openai", ChangeClass.HARD),
+        ("model", "claude-opus", ChangeClass.BLOCKING),
+        ("system_hash", "c" * 64, ChangeClass.BLOCKING),
+        ("thinking_mode", "on", ChangeClass.BLOCKING),
+        ("reasoning_effort", "high", ChangeClass.BLOCKING),
+        ("tools_hash", "d" * 64, ChangeClass.TOOLS),
+        ("max_tokens", 1000, ChangeClass.BUDGET),
+        ("max_iterations", 5, ChangeClass.BUDGET),
+    ],
+)
+def test_each_field_has_its_class(field: str, value: object, change_class: ChangeClass) -> None:
+    stored = computed()
+
+    changes = compare_fingerprints(stored, replace(stored, **{field: value}))  # type: ignore[arg-type]
+
+    assert [(change.field, change.change_class) for change in changes] == [(field, change_class)]
+
+
+def test_an_unchanged_configuration_resumes_with_nothing_to_report() -> None:
+    assert resume_gate(computed(), computed(), force=False) == ResumeDecision(False, ())
+
+
+def test_a_changed_provider_is_refused_even_with_force() -> None:
+    stored = computed()
+
+    with pytest.raises(ResumeRefused, match="can never be resumed with openai, not even with"):
+        resume_gate(stored, replace(stored, provider="openai"), force=True)
+
+
+def test_a_changed_model_is_refused_naming_both_and_the_override() -> None:
+    with pytest.raises(ResumeRefused, match=r"model: claude-sonnet -> claude-opus.*--force"):
+        resume_gate(computed(), computed(model="claude-opus"), force=False)
+
+
+def test_every_change_is_listed_in_one_refusal() -> None:
+    current = computed(system=["other"], tools=[LIST], max_tokens=1000)
+
+    with pytest.raises(ResumeRefused) as refusal:
+        resume_gate(computed(), current, force=False)
+
+    message = str(refusal.value)
+    assert "system prompt: changed" in message
+    assert "tool set: changed" in message
+    assert "max_tokens: 500000 -> 1000" in message
+
+
+def test_a_changed_budget_is_refused_without_force() -> None:
+    with pytest.raises(ResumeRefused, match="max_iterations: 50 -> 10"):
+        resume_gate(computed(), computed(max_iterations=10), force=False)
+
+
+def test_forcing_past_a_blocking_change_keeps_the_grants() -> None:
+    decision = resume_gate(computed(), computed(model="claude-opus"), force=True)
+
+    assert decision == ResumeDecision(False, ("model: claude-sonnet -> claude-opus",))
+
+
+def test_forcing_past_a_changed_tool_set_drops_the_standing_grants() -> None:
+    decision = resume_gate(computed(), computed(tools=[LIST]), force=True)
+
+    assert decision == ResumeDecision(True, ("tool set: changed",))
+
+
+def test_an_unset_reasoning_effort_is_shown_as_none() -> None:
+    with pytest.raises(ResumeRefused, match=r"reasoning_effort: \(none\) -> high"):
+        resume_gate(computed(), computed(reasoning_effort="high"), force=False)
