@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from fisk_ai import __version__
-from fisk_ai.cli import info
+from fisk_ai.cli import info, session
 from fisk_ai.errors import FiskError
 
-COMMANDS = (info,)
+COMMANDS = (info, session)
 
 
 def build_parser() -> argparse.ArgumentParser:
