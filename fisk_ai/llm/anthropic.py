@@ -1,11 +1,59 @@
-"""The Anthropic provider. The only module that imports the anthropic SDK, and only lazily."""
+"""The Anthropic provider: the only module that imports the anthropic SDK, and only on first use.
+
+Importing this module registers the provider and costs nothing; the SDK (over a second to import)
+is loaded when the first call is made, or earlier on a background thread through ``prewarm()``.
+
+Requests are assembled by ``build_params`` without touching the SDK, so their shape is testable
+offline. Responses are decoded from the raw JSON body rather than the SDK's typed models, so a
+block this build does not name survives verbatim as a ``ProviderBlock``, an unknown stop reason is
+carried, and tool input keeps the object the model wrote.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
-from fisk_ai.errors import FiskError
 from fisk_ai.llm import registry
+from fisk_ai.llm.registry import (
+    ProviderAuthError,
+    ProviderCallError,
+    ProviderError,
+    ProviderRejected,
+    ProviderTimeout,
+    ProviderUnavailable,
+    ProviderUnreachable,
+)
+from fisk_ai.llm.types import (
+    Capabilities,
+    ContentBlock,
+    Message,
+    ProviderBlock,
+    Request,
+    Response,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ThinkingMode,
+    ToolDef,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from fisk_ai.util.durations import format_duration
+from fisk_ai.util.fsx import create_private_file
+from fisk_ai.util.sanitize import single_line
+
+if TYPE_CHECKING:
+    import httpx2
+    from anthropic import APIError, AsyncAnthropic
 
 NAME = "anthropic"
 
@@ -17,9 +65,576 @@ CREDENTIAL_ENV = (
     "ANTHROPIC_CUSTOM_HEADERS",
 )
 
+CAPABILITIES = Capabilities(
+    provider=NAME,
+    semconv_provider="anthropic",
+    tool_search=True,
+    prompt_cache=True,
+    thinking=True,
+)
 
-def _create(**_options: Any) -> Any:
-    raise FiskError("this build of fisk-ai cannot call the Anthropic API yet")
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
+THINKING_MAX_OUTPUT_TOKENS = 16384
+HTTP_DEBUG_FILE = "http-debug.log"
+
+TOOL_SEARCH_THRESHOLD = 10
+"""Deferrable plus built-in tools at or past which deferrable definitions go behind tool search."""
+
+TOOL_SEARCH_TOOL_TYPE = "tool_search_tool_bm25_20251119"
+TOOL_SEARCH_TOOL_NAME = "tool_search_tool_bm25"
+
+INTERACTIVE_CACHE_TTL = "1h"
+BATCH_CACHE_TTL = "5m"
+
+_REDACTED = "[redacted]"
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
+_DETAIL_LIMIT = 300
+_NOT_A_MESSAGE = (
+    "the endpoint answered with something other than a Messages API reply; check --base-url "
+    "points at an Anthropic-compatible endpoint"
+)
+
+
+def prewarm() -> None:
+    """Import the SDK on a background thread so the import overlaps the rest of startup."""
+    threading.Thread(target=_import_sdk, name="anthropic-prewarm", daemon=True).start()
+
+
+def _import_sdk() -> None:
+    # A failure here resurfaces, with its real cause, at the first call that needs the SDK.
+    with contextlib.suppress(Exception):
+        import anthropic  # noqa: F401
+
+
+def validate_base_url(text: str) -> str:
+    """Check an endpoint: http or https, naming a host, with no user name or password in it.
+
+    Plain http is accepted for any host, since local runners, host gateways and services on a
+    private network serve over it. Returns the URL with surrounding whitespace removed.
+    """
+    candidate = text.strip()
+    source = "--base-url (or ANTHROPIC_BASE_URL)"
+    try:
+        parts = urlsplit(candidate)
+        _ = parts.port
+    except ValueError:
+        raise ProviderError(f"{source} is not a well-formed URL") from None
+    if "@" in parts.netloc:
+        raise ProviderError(
+            f"{source} must not carry a user name or password; "
+            "pass the key with --api-key or ANTHROPIC_API_KEY instead"
+        )
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ProviderError(f'{source} must be an http or https URL, not "{redact_url(candidate)}"')
+    if not parts.hostname:
+        raise ProviderError(f'{source} must name a host, and "{redact_url(candidate)}" does not')
+    return candidate
+
+
+def redact_url(url: str) -> str:
+    """The URL fit to print: any user name and password dropped and the query hidden."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return _REDACTED
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    query = _REDACTED if parts.query else ""
+    return single_line(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
+
+
+def plan_tool_search(
+    deferrable: Sequence[ToolDef],
+    builtins: Sequence[ToolDef],
+    *,
+    supported: bool,
+    disabled: bool,
+) -> tuple[tuple[ToolDef, ...], str | None]:
+    """Decide which definitions go behind tool search, returning the tools to send and a warning.
+
+    ``deferrable`` are the application, remote, MCP and custom tools, each built with
+    ``defer_loading`` true unless it must stay loaded (``ai:no_defer``); ``builtins`` are never
+    deferred. At ``TOOL_SEARCH_THRESHOLD`` tools or more, counting both, the deferrable ones keep
+    their flag when the provider supports tool search and ``disabled`` (``llm.no_tool_search``) is
+    false. Otherwise every tool is sent loaded, with a warning when the set is that large. The
+    result lists the deferrable tools first, then the built-ins, in the order given.
+    """
+    count = len(deferrable) + len(builtins)
+    loaded_builtins = tuple(_loaded(tool) for tool in builtins)
+    if count >= TOOL_SEARCH_THRESHOLD and supported and not disabled:
+        return (*deferrable, *loaded_builtins), None
+    tools = (*(_loaded(tool) for tool in deferrable), *loaded_builtins)
+    if count < TOOL_SEARCH_THRESHOLD:
+        return tools, None
+    if disabled:
+        reason = "llm.no_tool_search is set"
+    else:
+        reason = "llm.provider does not support tool search"
+    return tools, f"{reason}, so all {count} tools are sent to the model directly"
+
+
+def _loaded(tool: ToolDef) -> ToolDef:
+    return replace(tool, defer_loading=False) if tool.defer_loading else tool
+
+
+def build_params(request: Request) -> dict[str, Any]:
+    """The keyword arguments of one Messages API call for ``request``, as plain JSON values."""
+    thinking_on = request.thinking is ThinkingMode.ON
+    default_max = THINKING_MAX_OUTPUT_TOKENS if thinking_on else DEFAULT_MAX_OUTPUT_TOKENS
+    history = request.messages
+    if request.thinking is ThinkingMode.OFF:
+        history = tuple(_without_thinking(message) for message in history)
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_output_tokens or default_max,
+        "messages": [message_param(message) for message in history],
+    }
+
+    cache_control: dict[str, str] | None = None
+    if request.prompt_cache:
+        ttl = INTERACTIVE_CACHE_TTL if request.interactive else BATCH_CACHE_TTL
+        cache_control = {"type": "ephemeral", "ttl": ttl}
+
+    system: list[dict[str, Any]] = [
+        {"type": "text", "text": text} for text in request.system if text
+    ]
+    if system:
+        if cache_control is not None:
+            system[-1]["cache_control"] = dict(cache_control)
+        params["system"] = system
+    if cache_control is not None:
+        params["cache_control"] = dict(cache_control)
+
+    tools = [
+        tool_param(tool, deferred=request.tool_search and tool.defer_loading)
+        for tool in request.tools
+    ]
+    if any(tool.get("defer_loading") for tool in tools):
+        tools.append({"type": TOOL_SEARCH_TOOL_TYPE, "name": TOOL_SEARCH_TOOL_NAME})
+    if tools:
+        params["tools"] = tools
+
+    if thinking_on:
+        params["thinking"] = {"type": "adaptive", "display": "summarized"}
+    elif request.thinking is ThinkingMode.OFF:
+        params["thinking"] = {"type": "disabled"}
+    if request.reasoning_effort:
+        params["output_config"] = {"effort": request.reasoning_effort}
+    return params
+
+
+def _without_thinking(message: Message) -> Message:
+    # An assistant turn left with no content is refused by the API, so such a turn keeps its
+    # thinking rather than becoming empty.
+    if message.role is not Role.ASSISTANT:
+        return message
+    kept = tuple(block for block in message.content if not _is_thinking(block))
+    if not kept or len(kept) == len(message.content):
+        return message
+    return Message(message.role, kept)
+
+
+def _is_thinking(block: ContentBlock) -> bool:
+    return isinstance(block, ThinkingBlock) or (
+        isinstance(block, ProviderBlock) and block.kind == "redacted_thinking"
+    )
+
+
+def tool_param(tool: ToolDef, *, deferred: bool = False) -> dict[str, Any]:
+    """One custom tool definition as the API takes it."""
+    param: dict[str, Any] = {
+        "type": "custom",
+        "name": tool.name,
+        "input_schema": wire_schema(tool.input_schema),
+    }
+    if tool.description:
+        param["description"] = tool.description
+    if deferred:
+        param["defer_loading"] = True
+    return param
+
+
+def wire_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The input schema as sent: keys forwarded verbatim, optional properties marked as such.
+
+    The marker is added on the wire only, so the schema a tool validates against and the one
+    hashed into a run's fingerprint never carry it.
+    """
+    wire = dict(schema)
+    wire.setdefault("type", "object")
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        required = schema.get("required")
+        required_names = set(required) if isinstance(required, list) else set()
+        marked: dict[str, Any] = {}
+        for name, prop in properties.items():
+            if name not in required_names and isinstance(prop, Mapping):
+                marked[name] = {**prop, "description": _optional(prop.get("description"))}
+            else:
+                marked[name] = prop
+        wire["properties"] = marked
+    return wire
+
+
+def _optional(description: object) -> str:
+    text = description if isinstance(description, str) else ""
+    if not text.strip():
+        return "Optional."
+    if text.rstrip().endswith("(optional)"):
+        return text
+    return f"{text} (optional)"
+
+
+def message_param(message: Message) -> dict[str, Any]:
+    """A neutral message as the API takes it; provider blocks go back exactly as received."""
+    return {"role": message.role.value, "content": [block_param(b) for b in message.content]}
+
+
+def block_param(block: ContentBlock) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {
+            "type": "thinking",
+            "thinking": block.text,
+            "signature": block.signature.decode("utf-8"),
+        }
+    if isinstance(block, ToolUseBlock):
+        return {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": _object(block.input),
+        }
+    if isinstance(block, ToolResultBlock):
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": block.tool_use_id,
+            "content": block.content,
+        }
+        if block.is_error:
+            result["is_error"] = True
+        return result
+    raw = json.loads(block.raw)
+    if not isinstance(raw, dict):
+        raise ProviderError(f"a stored {block.kind} block is not a JSON object and cannot be sent")
+    return raw
+
+
+def _object(text: str) -> Any:
+    if not text.strip() or text.strip() == "null":
+        return {}
+    return json.loads(text)
+
+
+def decode_response(body: Mapping[str, Any], request_id: str = "") -> Response:
+    """A Messages API response body as a neutral ``Response``."""
+    content = body.get("content")
+    if not isinstance(content, list):
+        raise ProviderCallError(_NOT_A_MESSAGE, request_id=request_id)
+    blocks = tuple(decode_block(block) for block in content if isinstance(block, Mapping))
+    stop_reason = body.get("stop_reason")
+    return Response(
+        message=Message(Role.ASSISTANT, blocks),
+        stop_reason=stop_reason if isinstance(stop_reason, str) else "",
+        usage=decode_usage(body.get("usage")),
+        request_id=request_id,
+    )
+
+
+def decode_block(block: Mapping[str, Any]) -> ContentBlock:
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextBlock(block["text"])
+    if kind == "thinking":
+        signature = block.get("signature")
+        return ThinkingBlock(
+            str(block.get("thinking") or ""),
+            signature.encode("utf-8") if isinstance(signature, str) else b"",
+        )
+    if (
+        kind == "tool_use"
+        and isinstance(block.get("id"), str)
+        and isinstance(block.get("name"), str)
+    ):
+        return ToolUseBlock(block["id"], block["name"], json.dumps(block.get("input") or {}))
+    return ProviderBlock(str(kind or "unknown"), json.dumps(block))
+
+
+def decode_usage(usage: object) -> Usage:
+    if not isinstance(usage, Mapping):
+        return Usage()
+    details = usage.get("output_tokens_details")
+    thinking = details.get("thinking_tokens") if isinstance(details, Mapping) else None
+    return Usage(
+        input_tokens=_count(usage.get("input_tokens")),
+        output_tokens=_count(usage.get("output_tokens")),
+        cache_read_tokens=_count(usage.get("cache_read_input_tokens")),
+        cache_create_tokens=_count(usage.get("cache_creation_input_tokens")),
+        thinking_tokens=_count(thinking),
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class AnthropicProvider:
+    """The Messages API through ``AsyncAnthropic``, one non-streaming call per model turn.
+
+    ``http_debug_path`` receives every HTTP exchange, credentials masked; ``trace_path`` one JSON
+    line per request and per response. Both are created afresh, 0600, when the provider is built,
+    so a bad path fails at startup. Call ``aclose()`` when done.
+    """
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        http_debug_path: str | os.PathLike[str] | None = None,
+        trace_path: str | os.PathLike[str] | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
+        if not api_key:
+            raise ProviderError(
+                "no Anthropic API key is set; set ANTHROPIC_API_KEY or pass --api-key"
+            )
+        self._api_key = api_key
+        self._base_url = validate_base_url(base_url) if base_url else DEFAULT_BASE_URL
+        self._max_retries = max_retries
+        self._client: AsyncAnthropic | None = None
+        self._calls = 0
+        self._http_debug: IO[bytes] | None = None
+        self._trace: IO[bytes] | None = None
+        if http_debug_path is not None:
+            self._http_debug = create_private_file(http_debug_path)
+        if trace_path is not None:
+            try:
+                self._trace = create_private_file(trace_path)
+            except BaseException:
+                self._close_files()
+                raise
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    async def call(self, request: Request) -> Response:
+        params = build_params(request)
+        self._calls += 1
+        call_number = self._calls
+        self._write_trace({"call": call_number, "request": params})
+        client = self._ensure_client()
+        import asyncio
+
+        import anthropic
+
+        seconds = request.call_timeout.total_seconds() if request.call_timeout else None
+        options: dict[str, Any] = {"timeout": seconds} if seconds else {}
+        try:
+            async with asyncio.timeout(seconds or None):
+                raw = await client.messages.with_raw_response.create(**params, **options)
+                body = await raw.json()
+        except TimeoutError:
+            error: ProviderCallError = self._timeout_error(request)
+        except anthropic.APIError as failure:
+            error = self._call_error(failure, params, request)
+        except ValueError:
+            error = ProviderCallError(_NOT_A_MESSAGE)
+        else:
+            request_id = raw.request_id or ""
+            self._write_trace(
+                {
+                    "call": call_number,
+                    "status": raw.status_code,
+                    "request_id": request_id,
+                    "response": body,
+                }
+            )
+            if not isinstance(body, Mapping):
+                raise ProviderCallError(_NOT_A_MESSAGE, request_id=request_id)
+            return decode_response(body, request_id)
+        self._write_trace({"call": call_number, "status": error.status, "error": str(error)})
+        raise error
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections and the debug and trace files."""
+        client, self._client = self._client, None
+        try:
+            if client is not None:
+                await client.close()
+        finally:
+            self._close_files()
+
+    def _ensure_client(self) -> AsyncAnthropic:
+        if self._client is not None:
+            return self._client
+        import anthropic
+
+        http_client = None
+        if self._http_debug is not None:
+            http_client = anthropic.DefaultAsyncHttpxClient(
+                event_hooks={"request": [self._dump_request], "response": [self._dump_response]}
+            )
+        self._client = anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=self._max_retries,
+            http_client=http_client,
+        )
+        return self._client
+
+    def _timeout_error(self, request: Request) -> ProviderTimeout:
+        limit = format_duration(request.call_timeout) if request.call_timeout else "its limit"
+        return ProviderTimeout(
+            f"the model call ran past llm.budget.call_timeout ({limit}); raise it in agent.yaml "
+            "or try again"
+        )
+
+    def _call_error(
+        self, failure: APIError, params: Mapping[str, Any], request: Request
+    ) -> ProviderCallError:
+        import anthropic
+
+        if isinstance(failure, anthropic.APITimeoutError):
+            return self._timeout_error(request)
+        if isinstance(failure, anthropic.APIConnectionError):
+            return ProviderUnreachable(
+                f"cannot reach the Anthropic API at {redact_url(self._base_url)}; "
+                "check --base-url or ANTHROPIC_BASE_URL and that the endpoint is up"
+            )
+        if not isinstance(failure, anthropic.APIStatusError):
+            return ProviderCallError(f"the Anthropic API call failed: {_detail(failure.message)}")
+        status = failure.status_code
+        request_id = failure.request_id or ""
+        detail = f"{status}: {_detail(failure.api_message or failure.response.reason_phrase)}"
+        if status == 401:
+            return ProviderAuthError(
+                f"the Anthropic API refused the API key ({detail}); set a valid key in "
+                "ANTHROPIC_API_KEY or pass it with --api-key",
+                status=status,
+                request_id=request_id,
+            )
+        if status == 403:
+            return ProviderAuthError(
+                f"the Anthropic API denied this API key the request ({detail}); check what the "
+                "key in ANTHROPIC_API_KEY or --api-key is allowed to do",
+                status=status,
+                request_id=request_id,
+            )
+        if status == 429 or status >= 500:
+            return ProviderUnavailable(
+                f"the Anthropic API is {_busy_word(status)} ({detail}); try again later",
+                status=status,
+                request_id=request_id,
+            )
+        hint = ""
+        if status == 404:
+            hint = f"; check llm.model ({single_line(request.model, 80)}) and --base-url"
+        elif status == 400:
+            hint = _remedy_hint(params)
+        return ProviderRejected(
+            f"the Anthropic API rejected the request ({detail}){hint}",
+            status=status,
+            request_id=request_id,
+        )
+
+    async def _dump_request(self, request: httpx2.Request) -> None:
+        target = redact_url(str(request.url))
+        lines = [f">>> {_now()} {request.method} {target}", *_header_lines(request.headers)]
+        try:
+            body = request.content
+        except Exception:
+            body = b"(streamed body not captured)"
+        self._write_debug(lines, body)
+
+    async def _dump_response(self, response: httpx2.Response) -> None:
+        await response.aread()
+        target = redact_url(str(response.request.url))
+        lines = [
+            f"<<< {_now()} {response.status_code} {response.reason_phrase} "
+            f"{response.request.method} {target}",
+            *_header_lines(response.headers),
+        ]
+        self._write_debug(lines, response.content)
+
+    def _write_debug(self, lines: list[str], body: bytes) -> None:
+        if self._http_debug is None:
+            return
+        head = "\n".join(lines).encode("utf-8", "replace")
+        self._http_debug.write(head + b"\n\n" + body + b"\n\n")
+        self._http_debug.flush()
+
+    def _write_trace(self, record: dict[str, Any]) -> None:
+        if self._trace is None:
+            return
+        line = {"time": _now(), **record}
+        self._trace.write(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
+        self._trace.flush()
+
+    def _close_files(self) -> None:
+        for handle in (self._http_debug, self._trace):
+            if handle is not None:
+                handle.close()
+        self._http_debug = None
+        self._trace = None
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _header_lines(headers: Mapping[str, str]) -> list[str]:
+    return [
+        f"{name}: {_REDACTED if name.lower() in _SECRET_HEADERS else value}"
+        for name, value in headers.items()
+    ]
+
+
+def _detail(text: object) -> str:
+    return single_line(str(text or "no detail given"), _DETAIL_LIMIT)
+
+
+def _busy_word(status: int) -> str:
+    if status == 429:
+        return "rate limiting this key"
+    if status == 529:
+        return "overloaded"
+    return "failing"
+
+
+def _remedy_hint(params: Mapping[str, Any]) -> str:
+    hints = []
+    if "thinking" in params:
+        hints.append(
+            "if this model does not take thinking, remove the llm.thinking block from agent.yaml "
+            "(enabled: false still sends the parameter)"
+        )
+    if "output_config" in params:
+        hints.append(
+            "if this model does not take a reasoning effort, remove llm.reasoning_effort from "
+            "agent.yaml"
+        )
+    return "".join(f"; {hint}" for hint in hints)
+
+
+def _create(
+    *,
+    api_key: str = "",
+    base_url: str | None = None,
+    http_debug_path: str | os.PathLike[str] | None = None,
+    trace_path: str | os.PathLike[str] | None = None,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    **_other_options: Any,
+) -> AnthropicProvider:
+    # Options meant for another provider (a cassette path) are ignored, so a host can hand the
+    # same set to whichever provider llm.provider names.
+    return AnthropicProvider(api_key, base_url, http_debug_path, trace_path, max_retries)
 
 
 registry.register(NAME, _create, CREDENTIAL_ENV)

@@ -15,7 +15,36 @@ from fisk_ai.errors import FiskError
 
 
 class ProviderError(FiskError):
-    """A provider could not be registered or resolved."""
+    """A provider could not be registered, resolved, configured or called."""
+
+
+class ProviderCallError(ProviderError):
+    """A model call failed. ``status`` is the HTTP status when the endpoint answered one."""
+
+    def __init__(self, message: str, *, status: int | None = None, request_id: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.request_id = request_id
+
+
+class ProviderAuthError(ProviderCallError):
+    """The endpoint refused the credentials."""
+
+
+class ProviderUnreachable(ProviderCallError):
+    """No answer could be had from the endpoint at all."""
+
+
+class ProviderTimeout(ProviderCallError):
+    """The call ran past its per-call timeout."""
+
+
+class ProviderRejected(ProviderCallError):
+    """The endpoint refused the request itself; sending it again unchanged fails the same way."""
+
+
+class ProviderUnavailable(ProviderCallError):
+    """The endpoint is overloaded, rate limited or failing; the same request may pass later."""
 
 
 @dataclass(frozen=True)
@@ -63,4 +92,5 @@ def credential_env_names() -> frozenset[str]:
 
 def _load_builtin_providers() -> None:
     # Importing a provider module registers it; none of them imports a vendor SDK at import time.
-    from fisk_ai.llm import anthropic  # noqa: F401
+    import fisk_ai.llm.anthropic
+    import fisk_ai.llm.replay  # noqa: F401
