@@ -6,6 +6,7 @@ so a tool call renders the same whether it is live, streamed or replayed from a 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -64,6 +65,20 @@ class StatusEvent:
     usage: Usage | None = None
     count: int = 0
     truncated: bool = False
+
+
+class WarningKind(enum.StrEnum):
+    """The warnings the agent loop raises. ``WarningEvent.kind`` stays a string, because a
+    remote peer may send a kind this build does not know."""
+
+    UNKNOWN_TOOL = "unknown_tool"
+    """The model called a tool the run does not have; ``name`` is the tool."""
+    TOOLS_SENT_DIRECTLY = "tools_sent_directly"
+    """The tool set crossed the tool search threshold but every tool is sent in full, because
+    the provider has no tool search or llm.no_tool_search is set; ``name`` is the setting
+    responsible (llm.provider or llm.no_tool_search), ``count`` the number of tools."""
+    RUN_CRASHED = "run_crashed"
+    """A tool or a hook raised; ``name`` says which, ``error`` carries the stack (verbose only)."""
 
 
 @dataclass(frozen=True)

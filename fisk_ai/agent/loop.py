@@ -1,0 +1,533 @@
+"""One turn of the agent loop: call the model, run the tools it asked for, feed the results back.
+
+Each iteration polls for suspend at its boundary (before the iteration index is consumed, so a
+suspend never burns one), takes one snapshot of the tool set for the model call and its whole
+batch, calls the model, and journals the assistant turn before any tool runs, so a crash mid-batch
+resumes without paying for the model call again. Each call then passes eight exits in order:
+lookup, describe and gating on the original call, PreToolUse, argument validation, the confirm
+gate, dependencies, the takeover check, and execution followed by PostToolUse. Every result is
+journaled as it lands, and all of them go back to the model as one user message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import enum
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from fisk_ai.agent.events import (
+    EventSink,
+    StatusEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+    WarningKind,
+)
+from fisk_ai.agent.gate import ConfirmGate, denial_content
+from fisk_ai.agent.hooks import Deny, Hooks, Rewrite
+from fisk_ai.errors import FiskError
+from fisk_ai.llm.types import (
+    Message,
+    Provider,
+    Request,
+    Role,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from fisk_ai.sessions.errors import SessionError
+from fisk_ai.sessions.records import Assistant, Decision, Payload, Record, ToolResult
+from fisk_ai.sessions.store import Journal
+from fisk_ai.tools.base import Confirmable, ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.builtin.deferral import plan_definitions
+from fisk_ai.tools.builtin.hitl import AsksOperator
+from fisk_ai.tools.questions import ApprovalQuestion, Prompter, QuestionInterrupted
+from fisk_ai.tools.toolset import ToolSet
+from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
+from fisk_ai.util.durations import format_duration
+
+if TYPE_CHECKING:
+    from fisk_ai.agent.runner import AgentSettings
+
+__all__ = [
+    "AgentError",
+    "AgentLoop",
+    "CurrentTools",
+    "Fenced",
+    "JournalWriter",
+    "StopReason",
+    "TurnEnd",
+    "TurnState",
+]
+
+CurrentTools = Callable[[], ToolSet]
+
+STOP_MAX_TOKENS = "max_tokens"
+STOP_PAUSE_TURN = "pause_turn"
+STOP_REFUSAL = "refusal"
+
+INTERRUPTED = (
+    "the operator interrupted a question, which is not an answer; it is asked again when the "
+    "conversation continues"
+)
+
+
+class StopReason(enum.Enum):
+    """Why a turn or a run ended."""
+
+    COMPLETED = "completed"
+    SUSPENDED = "suspended"
+    MAX_ITERATIONS = "max_iterations"
+    BUDGET = "budget"
+    ERROR = "error"
+    REFUSAL = "refusal"
+
+
+class AgentError(FiskError):
+    """A run ended by a failure: a tool or hook that raised, a hook that rewrote a call into
+    one that cannot run, or a session that could no longer be journaled."""
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """How a turn ended: the answer when it completed, else a sentence saying why it stopped."""
+
+    reason: StopReason
+    answer: str = ""
+    message: str = ""
+
+
+@dataclass
+class TurnState:
+    """The conversation as one turn advances it, seeded from the folded journal."""
+
+    messages: list[Message]
+    usage: Usage
+    next_iteration: int
+
+
+class Crash(Exception):
+    """Caller code (a tool or a hook) raised; the runner's barrier turns this into AgentError."""
+
+    def __init__(self, where: str, error: BaseException) -> None:
+        super().__init__(where)
+        self.where = where
+        self.error = error
+        self.stack = "".join(traceback.format_exception(error))
+
+
+class Aborted(Exception):
+    """A hook asked for something that must not be dispatched; the message says what."""
+
+
+class JournalLost(Exception):
+    """A record could not be appended: another writer took the session over, or the store
+    failed. Nothing more may run, since nothing more could be recorded."""
+
+
+@runtime_checkable
+class Fenced(Protocol):
+    """A journal that can confirm, before an irreversible effect, that no other worker has
+    taken the session over. A backend that fences only at append need not implement it."""
+
+    async def ensure_ours(self) -> None:
+        """Raise a SessionError when another writer holds the session."""
+        ...
+
+
+@runtime_checkable
+class ShowsCommand(Protocol):
+    """A tool that runs a command and can show the command line a call would run."""
+
+    @property
+    def command_line(self) -> str:
+        """The command path as an operator types it, without arguments."""
+        ...
+
+    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
+        """The argument vector after the application path; raises ValueError when the
+        arguments cannot be rendered."""
+        ...
+
+    def display(self, arguments: str) -> str: ...
+
+
+class JournalWriter:
+    """The run's journal. The first failed append marks it lost, and the run stops there."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self._lost: str = ""
+
+    @property
+    def run_id(self) -> str:
+        return self.journal.run_id
+
+    async def append(self, payload: Payload) -> Record:
+        self._check()
+        try:
+            return await self.journal.append(payload)
+        except (SessionError, OSError) as exc:
+            self._lost = str(exc)
+            raise JournalLost(self._message()) from exc
+
+    async def ensure_ours(self) -> None:
+        self._check()
+        if isinstance(self.journal, Fenced):
+            try:
+                await self.journal.ensure_ours()
+            except (SessionError, OSError) as exc:
+                self._lost = str(exc)
+                raise JournalLost(self._message()) from exc
+
+    @property
+    def lost(self) -> bool:
+        return bool(self._lost)
+
+    def _check(self) -> None:
+        if self._lost:
+            raise JournalLost(self._message())
+
+    def _message(self) -> str:
+        return (
+            f"session {self.run_id} can no longer be journaled ({self._lost}), so the run "
+            "stopped before anything else ran"
+        )
+
+
+def _arguments_mapping(tool_name: str, arguments: str) -> Mapping[str, Any]:
+    try:
+        return parse_arguments(tool_name, arguments)
+    except ArgumentsError:
+        return {}
+
+
+class AgentLoop:
+    """The loop of one conversation: what stays fixed across its turns (the model settings, the
+    system prompt, the gate's grants, the journal) and the turns themselves."""
+
+    def __init__(
+        self,
+        settings: AgentSettings,
+        *,
+        provider: Provider,
+        tools: CurrentTools,
+        journal: JournalWriter,
+        events: EventSink,
+        system: tuple[str, ...],
+        gate: ConfirmGate,
+        prompter: Prompter | None,
+        hooks: Hooks,
+        suspend: asyncio.Event,
+    ) -> None:
+        self._settings = settings
+        self._provider = provider
+        self._tools = tools
+        self._journal = journal
+        self._events = events
+        self._system = system
+        self._gate = gate
+        self._prompter = prompter
+        self._hooks = hooks
+        self._suspend = suspend
+        self._warned_sent_directly = False
+
+    def over_budget(self, usage: Usage) -> bool:
+        return usage.processed >= self._settings.max_tokens
+
+    def budget_end(self, usage: Usage) -> TurnEnd:
+        return TurnEnd(
+            StopReason.BUDGET,
+            message=(
+                f"the conversation has processed {usage.processed} tokens, reaching its "
+                f"llm.budget.max_tokens allowance of {self._settings.max_tokens}; start a new "
+                "conversation or raise llm.budget.max_tokens"
+            ),
+        )
+
+    async def turn(self, state: TurnState, *, allowance: int) -> TurnEnd:
+        """Run iterations until the model answers or something stops the turn."""
+        used = 0
+        while True:
+            if self._suspend.is_set():
+                return TurnEnd(StopReason.SUSPENDED)
+            if used >= allowance:
+                return TurnEnd(
+                    StopReason.MAX_ITERATIONS,
+                    message=(
+                        f"the turn used all {self._settings.max_iterations} iterations allowed "
+                        "by llm.budget.max_iterations before the model finished; continue with "
+                        "another prompt or raise llm.budget.max_iterations"
+                    ),
+                )
+            iteration = state.next_iteration
+            state.next_iteration += 1
+            used += 1
+
+            tools = self._tools()
+            end = await self._iterate(state, tools, iteration)
+            if end is not None:
+                return end
+
+    async def finish_pending(
+        self,
+        state: TurnState,
+        turn: Message,
+        pending: Sequence[ToolUseBlock],
+        answered: Sequence[ToolResultBlock],
+    ) -> TurnEnd | None:
+        """Run the calls a journaled turn left unanswered, then feed the turn's results back.
+        None means the batch finished and the conversation can go on."""
+        if self.over_budget(state.usage):
+            return self.budget_end(state.usage)
+        state.messages.append(turn)
+        return await self._run_batch(state, self._tools(), turn.tool_uses, pending, answered)
+
+    async def _iterate(self, state: TurnState, tools: ToolSet, iteration: int) -> TurnEnd | None:
+        settings = self._settings
+        capabilities = self._provider.capabilities
+        plan = plan_definitions(
+            tools, supported=capabilities.tool_search, disabled=settings.no_tool_search
+        )
+        if plan.sent_directly and not self._warned_sent_directly:
+            self._warned_sent_directly = True
+            setting = "llm.no_tool_search" if settings.no_tool_search else "llm.provider"
+            self._events.emit(
+                WarningEvent(
+                    WarningKind.TOOLS_SENT_DIRECTLY, name=setting, count=len(plan.definitions)
+                )
+            )
+        request = Request(
+            model=settings.model,
+            system=self._system,
+            messages=tuple(state.messages),
+            tools=plan.definitions,
+            max_output_tokens=settings.max_output_tokens,
+            thinking=settings.thinking,
+            reasoning_effort=settings.reasoning_effort,
+            prompt_cache=settings.prompt_cache,
+            interactive=settings.interactive,
+            tool_search=plan.tool_search,
+            call_timeout=settings.call_timeout,
+        )
+        try:
+            response = await self._provider.call(request)
+        except FiskError as exc:
+            return TurnEnd(StopReason.ERROR, message=str(exc))
+
+        usage = response.usage
+        message = response.message
+        await self._journal.append(
+            Assistant(
+                iteration=iteration,
+                message=message,
+                in_tokens=usage.input_tokens,
+                out_tokens=usage.output_tokens,
+                stop_reason=response.stop_reason,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_create_tokens=usage.cache_create_tokens,
+                thinking_tokens=usage.thinking_tokens,
+            )
+        )
+        state.usage += usage
+        state.messages.append(message)
+
+        self._events.emit(StatusEvent(iteration=iteration, phase="calling-llm", usage=usage))
+        calls = message.tool_uses
+        final = not calls and response.stop_reason not in (STOP_PAUSE_TURN, STOP_MAX_TOKENS)
+        self._emit_prose(message, final=final and response.stop_reason != STOP_REFUSAL)
+
+        if response.stop_reason == STOP_MAX_TOKENS:
+            return TurnEnd(
+                StopReason.ERROR,
+                message=(
+                    "the model's reply was cut off at its output limit before it finished; "
+                    "raise llm.budget.max_output_tokens to give it more room"
+                ),
+            )
+        if not calls:
+            if response.stop_reason == STOP_PAUSE_TURN:
+                return None
+            if response.stop_reason == STOP_REFUSAL:
+                return TurnEnd(
+                    StopReason.REFUSAL,
+                    answer=message.text,
+                    message="the model declined to answer (stop reason refusal)",
+                )
+            return TurnEnd(StopReason.COMPLETED, answer=message.text)
+        if self.over_budget(state.usage):
+            return self.budget_end(state.usage)
+        return await self._run_batch(state, tools, calls, calls, ())
+
+    def _emit_prose(self, message: Message, *, final: bool) -> None:
+        provider = self._provider.capabilities.provider
+        for block in message.content:
+            if isinstance(block, ThinkingBlock):
+                signature = base64.b64encode(block.signature).decode("ascii")
+                self._events.emit(ThinkingEvent(block.text, signature, provider))
+        text = message.text
+        if text:
+            self._events.emit(TextEvent(text, final=final))
+
+    async def _run_batch(
+        self,
+        state: TurnState,
+        tools: ToolSet,
+        order: Sequence[ToolUseBlock],
+        calls: Sequence[ToolUseBlock],
+        answered: Sequence[ToolResultBlock],
+    ) -> TurnEnd | None:
+        results = {result.tool_use_id: result for result in answered}
+        for call in calls:
+            try:
+                results[call.id] = await self._run_call(call, tools)
+            except QuestionInterrupted:
+                return TurnEnd(StopReason.SUSPENDED, message=INTERRUPTED)
+        blocks = tuple(results[call.id] for call in order if call.id in results)
+        state.messages.append(Message(Role.USER, blocks))
+        return None
+
+    async def _run_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock:
+        # 1. Registry lookup: an unknown tool is answered, never dispatched.
+        tool = tools.get(call.name)
+        if tool is None:
+            self._emit_call(call, None)
+            self._events.emit(WarningEvent(WarningKind.UNKNOWN_TOOL, name=call.name))
+            return await self._answer(call, None, Outcome(f'unknown tool "{call.name}"', True))
+
+        # 2. Describe and check gating on the original call, before any hook can change it.
+        original_trigger = self._trigger(tool)
+
+        # 3. PreToolUse may deny the call, or rewrite its tool and arguments.
+        try:
+            decision = await self._hooks.before_tool(call)
+        except Exception as exc:
+            raise Crash("a PreToolUse hook", exc) from exc
+        if isinstance(decision, Deny):
+            self._emit_call(call, tool)
+            return await self._answer(call, tool, Outcome(decision.reason, is_error=True))
+        if isinstance(decision, Rewrite):
+            rewritten = tools.get(decision.name)
+            if rewritten is None:
+                raise Aborted(
+                    f"a PreToolUse hook rewrote call {call.id} to the unknown tool "
+                    f'"{decision.name}"'
+                )
+            try:
+                parse_arguments(decision.name, decision.input)
+            except ArgumentsError as exc:
+                raise Aborted(f"a PreToolUse hook rewrote call {call.id} badly: {exc}") from None
+            call, tool = ToolUseBlock(call.id, decision.name, decision.input), rewritten
+        self._emit_call(call, tool)
+
+        # 4. Validate the arguments, so nobody is asked to approve a call that cannot run.
+        try:
+            arguments = parse_arguments(tool.name, call.input)
+        except ArgumentsError as exc:
+            return await self._answer(call, tool, Outcome(str(exc), is_error=True))
+        problem = validate_arguments(tool.name, tool.input_schema, arguments)
+        if problem is not None:
+            return await self._answer(call, tool, Outcome(problem, is_error=True))
+
+        # 5. The confirm gate, when the original or the effective tool is gated.
+        trigger = self._trigger(tool) or original_trigger
+        if trigger is not None:
+            verdict = await self._gate.decide(self._approval_question(call, tool, trigger))
+            if not verdict.allowed:
+                return await self._answer(call, tool, Outcome(denial_content(verdict.reason)))
+
+        # 6. Dependencies: a prompter only for a tool that asks the operator, the work
+        # directory and the timeout only for a command.
+        operator_paced = isinstance(tool, AsksOperator) and tool.asks_operator
+        deps = ExecDeps(prompter=self._prompter if operator_paced else None)
+        if tool.presentation is Presentation.COMMAND:
+            deps = ExecDeps(work_dir=self._settings.work_dir, timeout=self._settings.tool_timeout)
+
+        # 7. The last check before an irreversible effect: the session must still be ours.
+        await self._journal.ensure_ours()
+
+        # 8. Execute, put the timeout text in place, then PostToolUse sees the final outcome.
+        outcome = await self._execute(tool, call, deps, operator_paced=operator_paced)
+        try:
+            outcome = await self._hooks.after_tool(call, outcome)
+        except Exception as exc:
+            raise Crash("a PostToolUse hook", exc) from exc
+        return await self._answer(call, tool, outcome)
+
+    async def _execute(
+        self, tool: Tool, call: ToolUseBlock, deps: ExecDeps, *, operator_paced: bool
+    ) -> Outcome:
+        limit = self._settings.tool_timeout
+        # A command enforces its own deadline (it must kill its process group), and a question
+        # to the operator has none.
+        enforce = (
+            not operator_paced
+            and tool.presentation is not Presentation.COMMAND
+            and limit is not None
+            and limit > timedelta(0)
+        )
+        try:
+            if not enforce or limit is None:
+                return await tool.execute(call.input, deps)
+            async with asyncio.timeout(limit.total_seconds()) as scope:
+                return await tool.execute(call.input, deps)
+        except QuestionInterrupted:
+            raise
+        except TimeoutError as exc:
+            if enforce and limit is not None and scope.expired():
+                return Outcome(
+                    f'tool "{tool.name}" did not finish within {format_duration(limit)} '
+                    "(harness.tool_timeout) and was stopped",
+                    is_error=True,
+                )
+            raise Crash(f'tool "{tool.name}"', exc) from exc
+        except Exception as exc:
+            raise Crash(f'tool "{tool.name}"', exc) from exc
+
+    def _trigger(self, tool: Tool) -> str | None:
+        if isinstance(tool, Confirmable):
+            return tool.confirm_trigger(self._settings.confirm_tags)
+        return None
+
+    def _approval_question(self, call: ToolUseBlock, tool: Tool, trigger: str) -> ApprovalQuestion:
+        if isinstance(tool, ShowsCommand):
+            command, display = tool.command_line, tool.display(call.input)
+        else:
+            command, display = tool.name, f"{tool.name} {call.input}".strip()
+        return ApprovalQuestion(
+            tool_use_id=call.id,
+            tool_name=tool.name,
+            command=command,
+            display=display,
+            trigger=trigger,
+        )
+
+    def _emit_call(self, call: ToolUseBlock, tool: Tool | None) -> None:
+        arguments = _arguments_mapping(call.name, call.input)
+        command: tuple[str, ...] = ()
+        if tool is not None and isinstance(tool, ShowsCommand):
+            try:
+                command = tuple(tool.argv(arguments))
+            except ValueError:
+                command = tuple(tool.command_line.split())
+        self._events.emit(ToolCallEvent(call.id, call.name, arguments, command))
+
+    async def _answer(
+        self, call: ToolUseBlock, tool: Tool | None, outcome: Outcome
+    ) -> ToolResultBlock:
+        result = ToolResultBlock(call.id, outcome.model_content, outcome.is_error)
+        remote = tool is not None and tool.kind is Kind.REMOTE
+        await self._journal.append(ToolResult(result, remote=remote))
+        self._events.emit(ToolResultEvent(call.id, outcome.output, outcome.is_error, outcome.exec))
+        granted = self._gate.take_staged(call.id)
+        if granted is not None:
+            await self._journal.append(Decision(granted))
+        return result

@@ -1,0 +1,535 @@
+"""The runner: start a conversation, resume one, take follow-ups, and journal all of it.
+
+Every run is journaled; there is no opt-in. The journal is the truth: the conversation a turn
+starts from, the counters a result reports and the resume position are folded from its records.
+
+A resume reads and folds the journal, refuses a completed conversation, applies the resume gate,
+and appends a claim before it does anything else, which fences off any worker that still thinks
+it holds the session. It then runs only the calls the last turn left unanswered and carries on.
+
+Suspend is an ``asyncio.Event`` the caller sets (the first Ctrl-C, a SIGTERM). The loop notices it
+at its next boundary, so the step in flight finishes and is journaled, and nothing runs after the
+last record: a clean suspend resumes without repeating a model call or a tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Never, Self
+
+from fisk_ai.agent.events import EventSink, WarningEvent, WarningKind
+from fisk_ai.agent.gate import ConfirmGate
+from fisk_ai.agent.hooks import Deny, Hooks
+from fisk_ai.agent.loop import (
+    Aborted,
+    AgentError,
+    AgentLoop,
+    Crash,
+    CurrentTools,
+    JournalLost,
+    JournalWriter,
+    StopReason,
+    TurnEnd,
+    TurnState,
+)
+from fisk_ai.agent.prompt import SystemPrompt
+from fisk_ai.llm.types import Message, Provider, Role, ThinkingMode, Usage, user_text
+from fisk_ai.sessions.fingerprint import Fingerprint, compute_fingerprint, resume_gate
+from fisk_ai.sessions.fold import Conversation, fold
+from fisk_ai.sessions.records import Assistant, Claim, Meta, Record, Terminal, TerminalReason, User
+from fisk_ai.sessions.store import SessionStore
+from fisk_ai.tools.builtin.deferral import plan_definitions
+from fisk_ai.tools.builtin.hitl import HITL_TOOL_NAMES
+from fisk_ai.tools.questions import Prompter
+from fisk_ai.tools.toolset import ToolSet
+from fisk_ai.util.ids import new_ksuid
+
+if TYPE_CHECKING:
+    from fisk_ai import config
+
+__all__ = [
+    "AgentSettings",
+    "PromptDenied",
+    "RunResult",
+    "Runner",
+    "SessionCompleted",
+    "settings_from_config",
+]
+
+_TERMINAL_REASONS = {
+    StopReason.COMPLETED: TerminalReason.COMPLETED,
+    StopReason.SUSPENDED: TerminalReason.SUSPENDED,
+    StopReason.MAX_ITERATIONS: TerminalReason.MAX_ITERATIONS,
+    StopReason.BUDGET: TerminalReason.BUDGET,
+    StopReason.ERROR: TerminalReason.ERROR,
+    StopReason.REFUSAL: TerminalReason.ERROR,
+}
+
+# Turns an interactive conversation can carry on from with another prompt. They leave the
+# journal without a terminal record, so a crash later still leaves the conversation resumable.
+_CONTINUABLE = frozenset(
+    {StopReason.COMPLETED, StopReason.MAX_ITERATIONS, StopReason.ERROR, StopReason.REFUSAL}
+)
+
+
+class PromptDenied(AgentError):
+    """A UserPromptSubmit hook refused the prompt; nothing of it was journaled."""
+
+
+class SessionCompleted(AgentError):
+    """The session already completed, so it cannot be resumed."""
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Everything the loop needs to know about a run, resolved from agent.yaml and the flags.
+
+    ``max_tokens`` caps the whole conversation (tokens processed); ``max_iterations`` caps each
+    turn. A ``tool_timeout`` of None means tools run without a deadline.
+    """
+
+    model: str
+    system_prompt: str = ""
+    max_tokens: int = 500_000
+    max_iterations: int = 50
+    max_output_tokens: int = 0
+    call_timeout: timedelta | None = timedelta(seconds=120)
+    thinking: ThinkingMode = ThinkingMode.UNSET
+    reasoning_effort: str = ""
+    prompt_cache: bool = True
+    no_tool_search: bool = False
+    confirm_tags: tuple[str, ...] = ()
+    tool_timeout: timedelta | None = timedelta(minutes=5)
+    work_dir: Path | None = None
+    interactive: bool = False
+    verbose: bool = False
+    identity: str = ""
+
+
+def settings_from_config(
+    cfg: config.Config,
+    *,
+    interactive: bool = False,
+    verbose: bool = False,
+    work_dir: Path | None = None,
+) -> AgentSettings:
+    """The settings of a run under ``cfg``; ``interactive`` marks a chat with an input bar."""
+    llm = cfg.llm
+    budget = llm.budget
+    if llm.thinking is None:
+        thinking = ThinkingMode.UNSET
+    else:
+        thinking = ThinkingMode.ON if llm.thinking.enabled else ThinkingMode.OFF
+    tool_timeout = cfg.harness.tool_timeout
+    return AgentSettings(
+        model=llm.model,
+        system_prompt=cfg.system_prompt,
+        max_tokens=budget.max_tokens,
+        max_iterations=budget.max_iterations,
+        max_output_tokens=budget.max_output_tokens,
+        call_timeout=budget.call_timeout,
+        thinking=thinking,
+        reasoning_effort=llm.reasoning_effort,
+        prompt_cache=not llm.no_prompt_cache,
+        no_tool_search=llm.no_tool_search,
+        confirm_tags=tuple(cfg.harness.confirm_tags),
+        tool_timeout=tool_timeout if tool_timeout > timedelta(0) else None,
+        work_dir=work_dir,
+        interactive=interactive,
+        verbose=verbose,
+        identity=cfg.identity,
+    )
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a turn ended, with the conversation's totals folded from its journal.
+
+    ``answer`` is the model's final text when it completed; ``message`` says why it stopped
+    otherwise. ``usage``, ``llm_calls`` and ``tool_calls`` cover the whole conversation.
+    """
+
+    stop_reason: StopReason
+    session_id: str
+    answer: str = ""
+    message: str = ""
+    usage: Usage = field(default_factory=Usage)
+    llm_calls: int = 0
+    tool_calls: int = 0
+
+
+class Runner:
+    """Runs one conversation: ``start`` or ``resume`` it, then any number of ``follow_up``
+    turns, then ``close`` it (or use the runner as an async context manager).
+
+    ``tools`` is the tool set, or a function returning the current one; it is read once per
+    model call, so a set that changes mid-batch never strands a call the model already made.
+    """
+
+    def __init__(
+        self,
+        settings: AgentSettings,
+        *,
+        provider: Provider,
+        tools: ToolSet | CurrentTools,
+        store: SessionStore,
+        events: EventSink,
+        prompter: Prompter | None = None,
+        hooks: Hooks | None = None,
+        suspend: asyncio.Event | None = None,
+        system: SystemPrompt | None = None,
+    ) -> None:
+        self._settings = settings
+        self._provider = provider
+        self._tools: CurrentTools = tools if callable(tools) else (lambda: tools)
+        self._store = store
+        self._events = events
+        self._prompter = prompter
+        self._hooks = hooks or Hooks()
+        self.suspend = suspend or asyncio.Event()
+        self._system = system
+        self._journal: JournalWriter | None = None
+        self._loop: AgentLoop | None = None
+        self._open_turn = False
+
+    @property
+    def session_id(self) -> str:
+        """The id of the conversation this runner holds; empty before start or resume."""
+        return self._journal.run_id if self._journal is not None else ""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self, prompt: str, *, session_id: str | None = None) -> RunResult:
+        """Start a new conversation with ``prompt``, journaled under ``session_id`` or a new
+        KSUID, and run its first turn."""
+        self._require_idle()
+        try:
+            submitted = await self._hooks.submit_prompt(prompt)
+        except Exception as exc:
+            raise AgentError(_crash_sentence("a UserPromptSubmit hook", exc, "")) from None
+        if isinstance(submitted, Deny):
+            raise PromptDenied(_denied_sentence(submitted))
+
+        run_id = session_id or new_ksuid()
+        tools = self._tools()
+        system = self._system_prompt(tools)
+        meta = Meta(
+            run_id=run_id,
+            created=datetime.now(UTC),
+            fingerprint=self._fingerprint(tools, system),
+            prompt=submitted,
+            interactive=self._settings.interactive,
+        )
+        journal = JournalWriter(await self._store.create(run_id, meta))
+        loop = self._attach(journal, system.blocks(resumed=False), ConfirmGate(self._prompter))
+        state = TurnState([user_text(submitted)], Usage(), next_iteration=1)
+        return await self._run(lambda: loop.turn(state, allowance=self._settings.max_iterations))
+
+    async def resume(self, session_id: str, *, force: bool = False) -> RunResult:
+        """Continue a stored conversation where it stopped.
+
+        Raises SessionCompleted for a completed conversation and ResumeRefused when the
+        configuration changed (``force`` overrides every change except the provider).
+        """
+        self._require_idle()
+        records = await self._store.read(session_id)
+        conversation = fold(records)
+        if conversation.completed:
+            raise SessionCompleted(
+                f"session {session_id} already completed, so it cannot be resumed; start a new "
+                "run, or remove it with fisk session rm"
+            )
+        tools = self._tools()
+        system = self._system_prompt(tools)
+        decision = resume_gate(
+            conversation.meta.fingerprint, self._fingerprint(tools, system), force=force
+        )
+
+        journal = JournalWriter(await self._store.open(session_id))
+        try:
+            await journal.append(Claim(by=_claimant(), claimed=datetime.now(UTC)))
+        except JournalLost as exc:
+            await journal.journal.close()
+            raise AgentError(str(exc)) from None
+        standing = () if decision.drop_standing_grants else conversation.standing_grants
+        gate = ConfirmGate(
+            self._prompter,
+            standing_grants=standing,
+            call_approvals=conversation.call_approvals,
+        )
+        loop = self._attach(journal, system.blocks(resumed=True), gate)
+
+        if conversation.deferred:
+            return await self._run(lambda: _awaiting(_waiting_on(conversation)))
+        state = _state_of(conversation)
+        if conversation.pending_turn is None and _at_rest(records, state.messages):
+            answer = TurnEnd(StopReason.COMPLETED, answer=state.messages[-1].text)
+            return await self._run(lambda: _awaiting(answer))
+
+        allowance = self._settings.max_iterations
+        if not self._settings.interactive:
+            allowance = max(allowance - _iterations_of_current_turn(records), 0)
+
+        async def body() -> TurnEnd:
+            if conversation.pending_turn is not None:
+                end = await loop.finish_pending(
+                    state, conversation.pending_turn, conversation.pending, conversation.answered
+                )
+                if end is not None:
+                    return end
+            return await loop.turn(state, allowance=allowance)
+
+        return await self._run(body)
+
+    async def follow_up(self, prompt: str) -> RunResult:
+        """Add ``prompt`` to the conversation as a new turn, with a fresh iteration allowance.
+
+        A conversation at its token allowance refuses the prompt before it is recorded. Calls a
+        previous turn left unanswered (an interrupted question) are run first.
+        """
+        journal, loop = self._require_attached()
+        self._open_turn = False
+        try:
+            submitted = await self._hooks.submit_prompt(prompt)
+        except Exception as exc:
+            return await self._run(_raise(Crash("a UserPromptSubmit hook", exc)))
+        if isinstance(submitted, Deny):
+            raise PromptDenied(_denied_sentence(submitted))
+
+        conversation = fold(await self._store.read(journal.run_id))
+        if loop.over_budget(conversation.usage):
+            return await self._run(lambda: _awaiting(loop.budget_end(conversation.usage)))
+        if conversation.deferred:
+            return await self._run(lambda: _awaiting(_waiting_on(conversation)))
+
+        async def body() -> TurnEnd:
+            if conversation.pending_turn is not None:
+                state = _state_of(conversation)
+                end = await loop.finish_pending(
+                    state, conversation.pending_turn, conversation.pending, conversation.answered
+                )
+                if end is not None:
+                    return end
+            await journal.append(User(user_text(submitted)))
+            state = _state_of(fold(await self._store.read(journal.run_id)))
+            return await loop.turn(state, allowance=self._settings.max_iterations)
+
+        return await self._run(body)
+
+    async def close(self) -> None:
+        """Release the session. An interactive conversation left between turns is journaled as
+        suspended, so it reads as one to continue rather than as finished or crashed."""
+        journal = self._journal
+        if journal is None:
+            return
+        self._journal = None
+        self._loop = None
+        try:
+            if self._open_turn and not journal.lost:
+                await journal.append(Terminal(TerminalReason.SUSPENDED))
+        except JournalLost:
+            pass
+        finally:
+            self._open_turn = False
+            await journal.journal.close()
+
+    def _require_idle(self) -> None:
+        if self._journal is not None:
+            raise RuntimeError(f"this runner already holds session {self.session_id}")
+
+    def _require_attached(self) -> tuple[JournalWriter, AgentLoop]:
+        if self._journal is None or self._loop is None:
+            raise RuntimeError("follow_up needs a conversation: call start or resume first")
+        return self._journal, self._loop
+
+    def _system_prompt(self, tools: ToolSet) -> SystemPrompt:
+        hitl = tuple(name for name in HITL_TOOL_NAMES if name in tools)
+        if self._system is not None:
+            return SystemPrompt(
+                system_prompt=self._system.system_prompt,
+                hitl_tools=hitl,
+                memory_note=self._system.memory_note,
+                knowledge_note=self._system.knowledge_note,
+                memory_index=self._system.memory_index,
+            )
+        return SystemPrompt(system_prompt=self._settings.system_prompt, hitl_tools=hitl)
+
+    def _fingerprint(self, tools: ToolSet, system: SystemPrompt) -> Fingerprint:
+        settings = self._settings
+        capabilities = self._provider.capabilities
+        plan = plan_definitions(
+            tools, supported=capabilities.tool_search, disabled=settings.no_tool_search
+        )
+        return compute_fingerprint(
+            provider=capabilities.provider,
+            model=settings.model,
+            system=system.fingerprinted(),
+            tools=plan.definitions,
+            thinking=settings.thinking,
+            reasoning_effort=settings.reasoning_effort,
+            max_tokens=settings.max_tokens,
+            max_iterations=settings.max_iterations,
+        )
+
+    def _attach(
+        self, journal: JournalWriter, system: tuple[str, ...], gate: ConfirmGate
+    ) -> AgentLoop:
+        self._journal = journal
+        self._loop = AgentLoop(
+            self._settings,
+            provider=self._provider,
+            tools=self._tools,
+            journal=journal,
+            events=self._events,
+            system=system,
+            gate=gate,
+            prompter=self._prompter,
+            hooks=self._hooks,
+            suspend=self.suspend,
+        )
+        return self._loop
+
+    async def _run(self, body: Callable[[], Awaitable[TurnEnd]]) -> RunResult:
+        """Run a turn behind the barrier: whatever raises ends the run once, journaled."""
+        journal, _ = self._require_attached()
+        try:
+            end = await body()
+        except JournalLost as exc:
+            raise AgentError(str(exc)) from None
+        except Crash as crash:
+            await self._crashed(journal, crash.where, crash.error, crash.stack)
+        except Aborted as exc:
+            sentence = f"{exc}, so the run stopped{_kept(journal.run_id)}"
+            await self._crashed(journal, "", exc, "", sentence=sentence)
+        except Exception as exc:
+            import traceback
+
+            stack = "".join(traceback.format_exception(exc))
+            await self._crashed(journal, "the agent loop", exc, stack)
+
+        self._open_turn = self._settings.interactive and end.reason in _CONTINUABLE
+        if not self._open_turn:
+            terminal = Terminal(_TERMINAL_REASONS[end.reason], end.message)
+            try:
+                await journal.append(terminal)
+            except JournalLost as exc:
+                raise AgentError(str(exc)) from None
+        return await self._result(end)
+
+    async def _crashed(
+        self,
+        journal: JournalWriter,
+        where: str,
+        error: BaseException,
+        stack: str,
+        *,
+        sentence: str = "",
+    ) -> Never:
+        message = sentence or _crash_sentence(where, error, journal.run_id)
+        self._open_turn = False
+        if stack and self._settings.verbose:
+            self._events.emit(WarningEvent(WarningKind.RUN_CRASHED, name=where, error=stack))
+        if not journal.lost:
+            with contextlib.suppress(JournalLost):
+                await journal.append(Terminal(TerminalReason.ERROR, message))
+        raise AgentError(message) from None
+
+    async def _result(self, end: TurnEnd) -> RunResult:
+        journal, _ = self._require_attached()
+        conversation = fold(await self._store.read(journal.run_id))
+        return RunResult(
+            stop_reason=end.reason,
+            session_id=journal.run_id,
+            answer=end.answer,
+            message=end.message,
+            usage=conversation.usage,
+            llm_calls=conversation.llm_calls,
+            tool_calls=conversation.tool_calls,
+        )
+
+
+def _state_of(conversation: Conversation) -> TurnState:
+    return TurnState(
+        list(conversation.messages),
+        conversation.usage,
+        next_iteration=max(conversation.next_iteration, 1),
+    )
+
+
+def _at_rest(records: Sequence[Record], messages: Sequence[Message]) -> bool:
+    """Whether the conversation ends on an answer waiting for the next prompt, rather than part
+    way through a turn (after tool results, or on a reply the model paused)."""
+    if not messages or messages[-1].role is not Role.ASSISTANT:
+        return False
+    last = next(
+        (record.payload for record in reversed(records) if isinstance(record.payload, Assistant)),
+        None,
+    )
+    return last is None or last.stop_reason != "pause_turn"
+
+
+def _iterations_of_current_turn(records: Sequence[Record]) -> int:
+    """How many model calls the turn in progress has made since its prompt."""
+    used = 0
+    for record in reversed(records):
+        if isinstance(record.payload, User):
+            break
+        if isinstance(record.payload, Assistant):
+            used += 1
+    return used
+
+
+def _waiting_on(conversation: Conversation) -> TurnEnd:
+    names = ", ".join(f'"{call.tool_name}" ({call.tool_use_id})' for call in conversation.deferred)
+    return TurnEnd(
+        StopReason.SUSPENDED,
+        message=f"the session is waiting on the deferred result of {names}; supply it first",
+    )
+
+
+async def _awaiting(end: TurnEnd) -> TurnEnd:
+    return end
+
+
+def _raise(crash: Crash) -> Callable[[], Awaitable[TurnEnd]]:
+    async def body() -> TurnEnd:
+        raise crash
+
+    return body
+
+
+def _claimant() -> str:
+    return f"{socket.gethostname()} pid {os.getpid()}"
+
+
+def _denied_sentence(denied: Deny) -> str:
+    return f"a UserPromptSubmit hook refused the prompt: {denied.reason}"
+
+
+def _crash_sentence(where: str, error: BaseException, run_id: str) -> str:
+    detail = str(error) or "no detail"
+    sentence = f"{where} failed with {type(error).__name__}: {detail}"
+    if run_id:
+        sentence += f"{_kept(run_id)} (run with --verbose to see the stack)"
+    return sentence
+
+
+def _kept(run_id: str) -> str:
+    return f"; session {run_id} is kept and can be continued with fisk run --resume {run_id}"

@@ -1,0 +1,251 @@
+"""The ask_human_* tools: the model puts its own question to the operator.
+
+A question nobody can answer is not an error. With no prompter, or one that cannot reach a person,
+each tool returns its negative answer with a reason, so the model can carry on or stop rather
+than wait on a prompt nobody will see. An interrupted question is not an answer either: the
+prompter's QuestionInterrupted propagates, the run stops, and nothing is recorded for the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from fisk_ai.llm.types import ToolDef
+from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.questions import (
+    ConfirmQuestion,
+    InputQuestion,
+    Prompter,
+    SelectQuestion,
+    option_text,
+)
+from fisk_ai.tools.toolset import ToolSource
+from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
+from fisk_ai.util.sanitize import single_line
+
+__all__ = [
+    "ASK_HUMAN_CONFIRM",
+    "ASK_HUMAN_INPUT",
+    "ASK_HUMAN_SELECT",
+    "HITL_TOOL_NAMES",
+    "MAX_OPTIONS",
+    "NO_OPERATOR_REASON",
+    "QUESTION_LIMIT",
+    "AskHumanConfirm",
+    "AskHumanInput",
+    "AskHumanSelect",
+    "AsksOperator",
+    "hitl_source",
+    "hitl_tools",
+]
+
+ASK_HUMAN_CONFIRM = "ask_human_confirm"
+ASK_HUMAN_SELECT = "ask_human_select"
+ASK_HUMAN_INPUT = "ask_human_input"
+HITL_TOOL_NAMES = (ASK_HUMAN_CONFIRM, ASK_HUMAN_SELECT, ASK_HUMAN_INPUT)
+
+QUESTION_LIMIT = 500
+MAX_OPTIONS = 25
+NO_OPERATOR_REASON = (
+    "no interactive terminal is attached, so no operator could be asked; carry on without "
+    "an answer or stop"
+)
+
+
+@runtime_checkable
+class AsksOperator(Protocol):
+    """A tool whose call waits on a person: it is lent the run's prompter, and the tool timeout
+    does not apply to it, since the deadline would cancel the operator's own question."""
+
+    @property
+    def asks_operator(self) -> bool: ...
+
+
+def shown_text(text: str) -> str:
+    """Model text as an operator is shown it: one line, no control sequences, capped."""
+    flat = single_line(text)
+    return flat if len(flat) <= QUESTION_LIMIT else flat[:QUESTION_LIMIT] + "…"
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _question_property(purpose: str) -> dict[str, Any]:
+    return {"type": "string", "description": purpose}
+
+
+class _AskHuman:
+    """What the three questions share: identity, exposure, and the path to the prompter."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+    @property
+    def model_description(self) -> str:
+        return self.description
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.BUILTIN
+
+    @property
+    def presentation(self) -> Presentation:
+        return Presentation.SELF_RENDERED
+
+    @property
+    def mcp_exposable(self) -> bool:
+        return False
+
+    @property
+    def a2a_exposable(self) -> bool:
+        return False
+
+    @property
+    def asks_operator(self) -> bool:
+        return True
+
+    def definition(self, defer_loading: bool) -> ToolDef:
+        # The model must always see these: a question it cannot find is a question it writes
+        # as prose, which ends the run instead of reaching the operator.
+        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading=False)
+
+    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
+        try:
+            parsed = parse_arguments(self.name, arguments)
+        except ArgumentsError as exc:
+            return Outcome(str(exc), is_error=True)
+        problem = validate_arguments(self.name, self.input_schema, parsed)
+        if problem is not None:
+            return Outcome(problem, is_error=True)
+        question = shown_text(str(parsed.get("question", "")))
+        if not question:
+            return Outcome(f'tool "{self.name}" needs a question that is not empty', is_error=True)
+        return await self._ask(question, parsed, deps.prompter)
+
+    async def _ask(
+        self, question: str, arguments: Mapping[str, Any], prompter: Prompter | None
+    ) -> Outcome:
+        raise NotImplementedError
+
+
+def _reachable(prompter: Prompter | None) -> Prompter | None:
+    return prompter if prompter is not None and prompter.can_prompt() else None
+
+
+class AskHumanConfirm(_AskHuman):
+    name = ASK_HUMAN_CONFIRM
+    description = (
+        "Ask the human operator a yes/no question at the terminal and wait for the answer. "
+        'Returns {"confirmed": true} or {"confirmed": false, "reason": "..."}.'
+    )
+    input_schema: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"question": _question_property("The yes/no question to ask.")},
+        "required": ["question"],
+        "additionalProperties": False,
+    }
+
+    async def _ask(
+        self, question: str, arguments: Mapping[str, Any], prompter: Prompter | None
+    ) -> Outcome:
+        reachable = _reachable(prompter)
+        if reachable is None:
+            return Outcome(_json({"confirmed": False, "reason": NO_OPERATOR_REASON}))
+        answer = await reachable.ask(ConfirmQuestion(question))
+        if answer is True:
+            return Outcome(_json({"confirmed": True}))
+        return Outcome(_json({"confirmed": False, "reason": "the operator answered no"}))
+
+
+class AskHumanSelect(_AskHuman):
+    name = ASK_HUMAN_SELECT
+    description = (
+        "Ask the human operator to choose one option from a list you provide (1 to 25 "
+        'options) and wait for the choice. Returns {"selected": "<option>"} or '
+        '{"selected": null, "reason": "..."}.'
+    )
+    input_schema: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "question": _question_property("What the operator is choosing."),
+            "options": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "maxItems": MAX_OPTIONS,
+                "description": "The options to choose from, in the order to show them.",
+            },
+        },
+        "required": ["question", "options"],
+        "additionalProperties": False,
+    }
+
+    async def _ask(
+        self, question: str, arguments: Mapping[str, Any], prompter: Prompter | None
+    ) -> Outcome:
+        options: Sequence[str] = arguments["options"]
+        if not options or len(options) > MAX_OPTIONS:
+            return Outcome(
+                f'tool "{self.name}" needs between 1 and {MAX_OPTIONS} options, not {len(options)}',
+                is_error=True,
+            )
+        reachable = _reachable(prompter)
+        if reachable is None:
+            return Outcome(_json({"selected": None, "reason": NO_OPERATOR_REASON}))
+        shown = tuple(shown_text(option) for option in options)
+        answer = await reachable.ask(SelectQuestion(question, shown))
+        # The model gets back its own option text, not the cleaned copy the operator saw, so
+        # it can match the answer against the list it sent.
+        index = answer if isinstance(answer, int) and not isinstance(answer, bool) else None
+        selected = option_text(options, index)
+        if selected is None:
+            return Outcome(_json({"selected": None, "reason": "the operator made no selection"}))
+        return Outcome(_json({"selected": selected}))
+
+
+class AskHumanInput(_AskHuman):
+    name = ASK_HUMAN_INPUT
+    description = (
+        "Ask the human operator to type a free-text value at the terminal, optionally "
+        'pre-filled with a default they can accept or edit. Returns {"value": "<text>"} '
+        '(possibly empty) or {"value": null, "reason": "..."}.'
+    )
+    input_schema: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "question": _question_property("What value to ask for."),
+            "default": {
+                "type": "string",
+                "description": "A value to pre-fill, which the operator may accept or edit.",
+            },
+        },
+        "required": ["question"],
+        "additionalProperties": False,
+    }
+
+    async def _ask(
+        self, question: str, arguments: Mapping[str, Any], prompter: Prompter | None
+    ) -> Outcome:
+        reachable = _reachable(prompter)
+        if reachable is None:
+            return Outcome(_json({"value": None, "reason": NO_OPERATOR_REASON}))
+        default = shown_text(str(arguments.get("default", "")))
+        answer = await reachable.ask(InputQuestion(question, default))
+        if not isinstance(answer, str):
+            return Outcome(_json({"value": None, "reason": "the operator gave no value"}))
+        return Outcome(_json({"value": answer}))
+
+
+def hitl_tools() -> tuple[Tool, ...]:
+    """The three ask_human_* tools, in the order they are offered."""
+    return (AskHumanConfirm(), AskHumanSelect(), AskHumanInput())
+
+
+def hitl_source() -> ToolSource:
+    """The ask_human_* tools as a source for a run's tool set, labelled by the key that adds
+    them, so a name collision names it."""
+    return ToolSource("harness.human_in_the_loop", hitl_tools())
