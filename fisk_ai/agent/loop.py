@@ -46,9 +46,17 @@ from fisk_ai.llm.types import (
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.records import Assistant, Decision, Payload, Record, ToolResult
 from fisk_ai.sessions.store import Journal
-from fisk_ai.tools.base import Confirmable, ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.base import (
+    AsksOperator,
+    Confirmable,
+    ExecDeps,
+    Kind,
+    Outcome,
+    Presentation,
+    ShowsCommand,
+    Tool,
+)
 from fisk_ai.tools.builtin.deferral import plan_definitions
-from fisk_ai.tools.builtin.hitl import AsksOperator
 from fisk_ai.tools.questions import ApprovalQuestion, Prompter, QuestionInterrupted
 from fisk_ai.tools.toolset import ToolSet
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
@@ -141,23 +149,6 @@ class Fenced(Protocol):
     async def ensure_ours(self) -> None:
         """Raise a SessionError when another writer holds the session."""
         ...
-
-
-@runtime_checkable
-class ShowsCommand(Protocol):
-    """A tool that runs a command and can show the command line a call would run."""
-
-    @property
-    def command_line(self) -> str:
-        """The command path as an operator types it, without arguments."""
-        ...
-
-    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
-        """The argument vector after the application path; raises ValueError when the
-        arguments cannot be rendered."""
-        ...
-
-    def display(self, arguments: str) -> str: ...
 
 
 class JournalWriter:

@@ -156,3 +156,29 @@ class BehaviorDescriber(Protocol):
     """A tool that can describe what a call does. A tool without it gets conservative defaults."""
 
     def behavior(self) -> Behavior: ...
+
+
+@runtime_checkable
+class ShowsCommand(Protocol):
+    """A tool that runs a command and can show the command line a call would run."""
+
+    @property
+    def command_line(self) -> str:
+        """The command path as an operator types it, without arguments."""
+        ...
+
+    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
+        """The argument vector after the application path; raises ValueError when the
+        arguments cannot be rendered."""
+        ...
+
+    def display(self, arguments: str) -> str: ...
+
+
+@runtime_checkable
+class AsksOperator(Protocol):
+    """A tool whose call waits on a person: it is lent the run's prompter, and the tool timeout
+    does not apply to it, since the deadline would cancel the operator's own question."""
+
+    @property
+    def asks_operator(self) -> bool: ...

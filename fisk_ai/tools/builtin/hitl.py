@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from fisk_ai.llm.types import ToolDef
 from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
@@ -36,7 +36,6 @@ __all__ = [
     "AskHumanConfirm",
     "AskHumanInput",
     "AskHumanSelect",
-    "AsksOperator",
     "hitl_source",
     "hitl_tools",
 ]
@@ -52,15 +51,6 @@ NO_OPERATOR_REASON = (
     "no interactive terminal is attached, so no operator could be asked; carry on without "
     "an answer or stop"
 )
-
-
-@runtime_checkable
-class AsksOperator(Protocol):
-    """A tool whose call waits on a person: it is lent the run's prompter, and the tool timeout
-    does not apply to it, since the deadline would cancel the operator's own question."""
-
-    @property
-    def asks_operator(self) -> bool: ...
 
 
 def shown_text(text: str) -> str:

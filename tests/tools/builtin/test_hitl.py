@@ -2,13 +2,12 @@ import json
 
 import pytest
 
-from fisk_ai.tools.base import ExecDeps, Kind, Presentation, Tool
+from fisk_ai.tools.base import AsksOperator, ExecDeps, Kind, Presentation, Tool
 from fisk_ai.tools.builtin.hitl import (
     NO_OPERATOR_REASON,
     AskHumanConfirm,
     AskHumanInput,
     AskHumanSelect,
-    AsksOperator,
     hitl_source,
     hitl_tools,
 )
