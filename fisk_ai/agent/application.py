@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fisk_ai import config
+from fisk_ai.tools.builtin.hitl import hitl_source
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import LoadedApplication, load_application
 from fisk_ai.tools.gating import confirm_trigger, unmatched_confirm_tags
 from fisk_ai.tools.selection import ToolFilter
+from fisk_ai.tools.toolset import ToolSet, ToolSource
 
 
 @dataclass(frozen=True)
@@ -69,3 +71,15 @@ async def load_application_tools(cfg: config.Config) -> ApplicationTools:
         for tag in unmatched_confirm_tags(confirm_tags, application.tools)
     ]
     return ApplicationTools(application=application, gates=gates, warnings=tuple(warnings))
+
+
+def run_tool_set(cfg: config.Config, application_tools: ApplicationTools) -> ToolSet:
+    """Every tool a run under ``cfg`` offers, in the fixed assembly order: the application's
+    commands, then the human-in-the-loop tools. A name collision aborts, naming both."""
+    sources: list[ToolSource] = []
+    application = application_tools.application
+    if application is not None:
+        sources.append(ToolSource(f"application_path {application.app_path}", application.tools))
+    if cfg.harness.human_in_the_loop.enabled:
+        sources.append(hitl_source())
+    return ToolSet(sources)

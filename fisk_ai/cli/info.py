@@ -36,13 +36,13 @@ def register(subcommands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from fisk_ai.agent.application import load_application_tools
+    from fisk_ai.agent.application import load_application_tools, run_tool_set
     from fisk_ai.config import Mode, load
     from fisk_ai.lineui.info import build_report, print_rich, render_plain
 
     cfg = load(args.config, Mode.LENIENT)
     application_tools = asyncio.run(load_application_tools(cfg))
-    report = build_report(cfg, application_tools)
+    report = build_report(cfg, application_tools, run_tool_set(cfg, application_tools))
     if args.no_color or not sys.stdout.isatty():
         sys.stdout.write(render_plain(report))
     else:

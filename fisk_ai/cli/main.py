@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
 from fisk_ai import __version__
-from fisk_ai.cli import info, session
+from fisk_ai.cli import info, run, session
+from fisk_ai.cli.flags import env_flag
 from fisk_ai.errors import FiskError
 
-COMMANDS = (info, session)
+COMMANDS = (run, session, info)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,11 +24,6 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         command.register(subcommands)
     return parser
-
-
-def env_flag(name: str) -> bool:
-    """A boolean environment switch: set to anything but empty, 0 or false."""
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

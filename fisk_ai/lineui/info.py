@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, TextIO
 
+from fisk_ai.tools.base import Confirmable
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.agent.application import ApplicationTools
     from fisk_ai.config import Config
+    from fisk_ai.tools.toolset import ToolSet
 
 DESCRIPTION_LIMIT = 50
 TOOL_SEARCH_THRESHOLD = 10
@@ -66,8 +68,9 @@ class InfoReport:
 TOOL_HEADERS = ("TOOL", "SOURCE", "GATE", "DESCRIPTION", "TAGS")
 
 
-def build_report(cfg: Config, application_tools: ApplicationTools) -> InfoReport:
-    """The report for one configuration and the application tools it yields."""
+def build_report(cfg: Config, application_tools: ApplicationTools, tool_set: ToolSet) -> InfoReport:
+    """The report for one configuration, the application tools it yields and the whole set a
+    run would offer."""
     from fisk_ai.config import FileMemoryOptions, FileSessionsOptions
 
     sections: list[Section] = []
@@ -113,9 +116,9 @@ def build_report(cfg: Config, application_tools: ApplicationTools) -> InfoReport
             source="local",
             gate=application_tools.gates.get(tool.name, ""),
             description=tool.description,
-            tags=tuple(tool.tags),
+            tags=tuple(tool.tags) if isinstance(tool, Confirmable) else (),
         )
-        for tool in (application.tools if application else ())
+        for tool in tool_set
     )
     global_flags = tuple(
         GlobalFlagRow(name=flag.name, help=flag.help, exposed=flag.exposed, required=flag.required)

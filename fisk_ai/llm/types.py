@@ -182,3 +182,7 @@ class Provider(Protocol):
     async def call(self, request: Request) -> Response:
         """One blocking model call, held to ``request.call_timeout`` by the provider itself."""
         ...
+
+    async def aclose(self) -> None:
+        """Release connections and files; the provider is not called again."""
+        ...

@@ -55,6 +55,9 @@ class ScriptedProvider:
     def add(self, *replies: Reply) -> None:
         self._replies.extend(replies)
 
+    async def aclose(self) -> None:
+        self.closed = True
+
     async def call(self, request: Request) -> Response:
         self.requests.append(request)
         if not self._replies:

@@ -1,0 +1,89 @@
+"""`fisk run [prompt...]`: ask the agent something; the answer alone on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from fisk_ai.cli.flags import add_common_flags, env_flag
+
+DEFAULT_PROMPT = "assist the user"
+
+
+def register(subcommands: Any) -> None:
+    parser = subcommands.add_parser(
+        "run",
+        help="run the agent on a prompt",
+        description="Run the agent on a prompt. The answer alone goes to stdout; tool calls, "
+        "narration, warnings and the run summary go to stderr. Every run is journaled and can "
+        "be continued with --resume.",
+    )
+    parser.add_argument("prompt", nargs="*", help="the prompt (words are joined by spaces)")
+    parser.add_argument("--config", default="agent.yaml", help="the agent configuration")
+    parser.add_argument("--api-key", help="the Anthropic API key (env ANTHROPIC_API_KEY)")
+    parser.add_argument(
+        "--base-url", help="an Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)"
+    )
+    parser.add_argument("--resume", metavar="ID", help="continue the journaled session ID")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="with --resume: continue although the configuration changed (not the provider)",
+    )
+    parser.add_argument("--state-dir", help="the file session backend's directory")
+    parser.add_argument(
+        "--tool-output", action="store_true", help="show tool output (env TOOL_OUTPUT)"
+    )
+    parser.add_argument(
+        "--thinking", action="store_true", help="show the model's reasoning (env THINKING)"
+    )
+    parser.add_argument(
+        "--no-tui", action="store_true", help="line output even on a terminal (env NO_TUI)"
+    )
+    parser.add_argument(
+        "--no-color", action="store_true", help="print the answer as raw markdown (env NO_COLOR)"
+    )
+    parser.add_argument(
+        "--http-debug",
+        action="store_true",
+        help="log every HTTP exchange to ./http-debug.log (env HTTP_DEBUG)",
+    )
+    parser.add_argument("--trace", metavar="FILE", help="write model requests and replies to FILE")
+    parser.add_argument("--record", metavar="FILE", help="record every model exchange to FILE")
+    parser.add_argument(
+        "--replay", metavar="FILE", help="answer from a recorded cassette, with no network"
+    )
+    add_common_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fisk_ai.errors import FiskError
+    from fisk_ai.lineui.run import RunOptions, run_line_mode
+
+    if args.resume and args.prompt:
+        raise FiskError(
+            "--resume continues a stored conversation and takes no prompt; drop the prompt "
+            "or the --resume flag"
+        )
+    if args.force and not args.resume:
+        raise FiskError("--force only applies to --resume; drop --force")
+    options = RunOptions(
+        config=args.config,
+        prompt=" ".join(args.prompt).strip() or DEFAULT_PROMPT,
+        resume=args.resume or "",
+        force=args.force,
+        state_dir=args.state_dir,
+        api_key=args.api_key or os.environ.get("ANTHROPIC_API_KEY", ""),
+        base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),
+        tool_output=args.tool_output or env_flag("TOOL_OUTPUT"),
+        thinking=args.thinking or env_flag("THINKING"),
+        no_color=args.no_color or bool(os.environ.get("NO_COLOR")),
+        http_debug=args.http_debug or env_flag("HTTP_DEBUG"),
+        trace=args.trace or "",
+        record=args.record or "",
+        replay=args.replay or "",
+        verbose=args.verbose or env_flag("VERBOSE"),
+    )
+    return run_line_mode(options)

@@ -1,0 +1,179 @@
+"""`fisk run` on the line surface: host the agent, run one turn, print the answer.
+
+stdout receives the answer and nothing else; the calls, narration, warnings, the summary and how
+to continue go to stderr. The first Ctrl-C (or SIGTERM) asks the run to stop at its next safe
+point; the second gives up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+
+from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.resources import ProviderOptions
+from fisk_ai.agent.runner import RunResult
+from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
+from fisk_ai.lineui.prompter import TerminalPrompter
+from fisk_ai.lineui.surface import LineSurface, write_answer
+from fisk_ai.util.sanitize import single_line
+
+SUSPEND_NOTICE = "stop requested: finishing the current step; press ^C again to give up"
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    config: str
+    prompt: str
+    resume: str = ""
+    force: bool = False
+    state_dir: str | None = None
+    api_key: str = ""
+    base_url: str = ""
+    tool_output: bool = False
+    thinking: bool = False
+    no_color: bool = False
+    http_debug: bool = False
+    trace: str = ""
+    record: str = ""
+    replay: str = ""
+    verbose: bool = False
+
+    @property
+    def provider(self) -> ProviderOptions:
+        return ProviderOptions(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            http_debug=self.http_debug,
+            trace=self.trace,
+            record=self.record,
+            replay=self.replay,
+        )
+
+
+def run_line_mode(options: RunOptions) -> int:
+    """Run one turn (or resume one) and return the process exit code."""
+    return asyncio.run(_run(options))
+
+
+async def _run(options: RunOptions) -> int:
+    from fisk_ai.agent.application import load_application_tools, run_tool_set
+    from fisk_ai.agent.resources import build_provider
+    from fisk_ai.agent.runner import Runner, settings_from_config
+    from fisk_ai.agent.stores import session_store_for
+    from fisk_ai.config import Mode, load
+
+    started = time.monotonic()
+    cfg = load(options.config, Mode.AGENT)
+    provider = build_provider(cfg, options.provider)
+    try:
+        application_tools = await load_application_tools(cfg)
+        for warning in application_tools.warnings:
+            _stderr(f"warning: {single_line(warning)}")
+        tools = run_tool_set(cfg, application_tools)
+        store = session_store_for(cfg, options.state_dir)
+        surface = LineSurface(
+            sys.stderr,
+            tool_output=options.tool_output,
+            thinking=options.thinking,
+            verbose=options.verbose,
+            width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
+        )
+        prompter = TerminalPrompter(sys.stdin, sys.stderr)
+        runner = Runner(
+            settings_from_config(cfg, verbose=options.verbose),
+            provider=provider,
+            tools=tools,
+            store=store,
+            events=surface,
+            prompter=prompter,
+        )
+        async with runner:
+            turn = asyncio.ensure_future(
+                runner.resume(options.resume, force=options.force)
+                if options.resume
+                else runner.start(options.prompt)
+            )
+            with _interrupts(runner.suspend, prompter, turn):
+                try:
+                    result = await turn
+                except asyncio.CancelledError:
+                    _stderr("run abandoned; the conversation is kept up to its last step")
+                    if runner.session_id:
+                        _stderr(resume_hint(runner.session_id))
+                    return EXIT_INTERRUPTED
+    finally:
+        await provider.aclose()
+
+    answer = result.answer if result.stop_reason is StopReason.COMPLETED else ""
+    write_answer(answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
+    _report(result, cfg.llm.model, timedelta(seconds=time.monotonic() - started), options)
+    return _exit_code(result)
+
+
+def _report(result: RunResult, model: str, latency: timedelta, options: RunOptions) -> None:
+    summary = RunSummary(
+        suspended=result.stop_reason is StopReason.SUSPENDED,
+        session=result.session_id,
+        model=model,
+        llm_calls=result.llm_calls,
+        tool_calls=result.tool_calls,
+        remote_tool_calls=0,
+        usage=result.usage,
+        latency=latency,
+    )
+    _stderr("")
+    _stderr(summary_line(summary, verbose=options.verbose))
+    if result.stop_reason is not StopReason.COMPLETED and result.message:
+        _stderr(f"run ended: {single_line(result.message)}")
+    if result.stop_reason in (StopReason.SUSPENDED, StopReason.MAX_ITERATIONS, StopReason.ERROR):
+        _stderr(resume_hint(result.session_id))
+
+
+def _exit_code(result: RunResult) -> int:
+    if result.stop_reason is StopReason.COMPLETED:
+        return 0
+    if result.stop_reason is StopReason.SUSPENDED:
+        return EXIT_INTERRUPTED
+    return 1
+
+
+@contextlib.contextmanager
+def _interrupts(
+    suspend: asyncio.Event, prompter: TerminalPrompter, turn: asyncio.Future[RunResult]
+) -> Iterator[None]:
+    """First SIGINT/SIGTERM: stop at the next safe point (a question on screen is given up,
+    which is not an answer). Second: give the run up at once."""
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def interrupted() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            _stderr(f"\n{SUSPEND_NOTICE}")
+            suspend.set()
+            prompter.interrupt()
+        else:
+            turn.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, interrupted)
+    try:
+        yield
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
