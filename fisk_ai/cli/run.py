@@ -59,6 +59,7 @@ def register(subcommands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fisk_ai.agent.resources import ProviderOptions
     from fisk_ai.errors import FiskError
     from fisk_ai.lineui.run import RunOptions, run_line_mode
 
@@ -75,15 +76,17 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume or "",
         force=args.force,
         state_dir=args.state_dir,
-        api_key=args.api_key or os.environ.get("ANTHROPIC_API_KEY", ""),
-        base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),
+        provider=ProviderOptions(
+            api_key=args.api_key or os.environ.get("ANTHROPIC_API_KEY", ""),
+            base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),
+            http_debug=args.http_debug or env_flag("HTTP_DEBUG"),
+            trace=args.trace or "",
+            record=args.record or "",
+            replay=args.replay or "",
+        ),
         tool_output=args.tool_output or env_flag("TOOL_OUTPUT"),
         thinking=args.thinking or env_flag("THINKING"),
         no_color=args.no_color or bool(os.environ.get("NO_COLOR")),
-        http_debug=args.http_debug or env_flag("HTTP_DEBUG"),
-        trace=args.trace or "",
-        record=args.record or "",
-        replay=args.replay or "",
         verbose=args.verbose or env_flag("VERBOSE"),
     )
     return run_line_mode(options)

@@ -36,27 +36,11 @@ class RunOptions:
     resume: str = ""
     force: bool = False
     state_dir: str | None = None
-    api_key: str = ""
-    base_url: str = ""
+    provider: ProviderOptions = ProviderOptions()
     tool_output: bool = False
     thinking: bool = False
     no_color: bool = False
-    http_debug: bool = False
-    trace: str = ""
-    record: str = ""
-    replay: str = ""
     verbose: bool = False
-
-    @property
-    def provider(self) -> ProviderOptions:
-        return ProviderOptions(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            http_debug=self.http_debug,
-            trace=self.trace,
-            record=self.record,
-            replay=self.replay,
-        )
 
 
 def run_line_mode(options: RunOptions) -> int:
