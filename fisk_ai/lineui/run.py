@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from fisk_ai.agent.loop import StopReason
@@ -36,7 +36,7 @@ class RunOptions:
     resume: str = ""
     force: bool = False
     state_dir: str | None = None
-    provider: ProviderOptions = ProviderOptions()
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
     tool_output: bool = False
     thinking: bool = False
     no_color: bool = False
