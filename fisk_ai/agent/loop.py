@@ -7,6 +7,10 @@ resumes without paying for the model call again. Each call then passes eight exi
 lookup, describe and gating on the original call, PreToolUse, argument validation, the confirm
 gate, dependencies, the takeover check, and execution followed by PostToolUse. Every result is
 journaled as it lands, and all of them go back to the model as one user message.
+
+A tool may defer instead of answering. Its call is journaled as deferred, never as a result, and
+the rest of the batch still runs; the turn then ends suspended with nothing sent back, because
+the model API needs every call of a turn answered before it is called again.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 import base64
 import enum
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -44,11 +48,12 @@ from fisk_ai.llm.types import (
     Usage,
 )
 from fisk_ai.sessions.errors import SessionError
-from fisk_ai.sessions.records import Assistant, Decision, Payload, Record, ToolResult
+from fisk_ai.sessions.records import Assistant, Decision, Deferred, Payload, Record, ToolResult
 from fisk_ai.sessions.store import Journal
 from fisk_ai.tools.base import (
     AsksOperator,
     Confirmable,
+    Deferral,
     ExecDeps,
     Kind,
     Outcome,
@@ -74,6 +79,7 @@ __all__ = [
     "StopReason",
     "TurnEnd",
     "TurnState",
+    "waiting_message",
 ]
 
 CurrentTools = Callable[[], ToolSet]
@@ -86,6 +92,25 @@ INTERRUPTED = (
     "the operator interrupted a question, which is not an answer; it is asked again when the "
     "conversation continues"
 )
+
+
+def waiting_message(run_id: str, deferred: Iterable[Deferred]) -> str:
+    """The sentence a turn ends on while deferred calls have no answer: what they wait for and
+    how to supply it."""
+    calls = list(deferred)
+    described = ", ".join(
+        f'call {call.tool_use_id} to "{call.tool_name}"' + (f" ({call.note})" if call.note else "")
+        for call in calls
+    )
+    if len(calls) == 1:
+        return (
+            f"the run is waiting on the deferred result of {described}; supply it with fisk "
+            f"session answer {run_id} {calls[0].tool_use_id}, then resume"
+        )
+    return (
+        f"the run is waiting on the deferred results of {described}; supply each with fisk "
+        f"session answer {run_id} CALL_ID, then resume"
+    )
 
 
 class StopReason(enum.Enum):
@@ -377,16 +402,27 @@ class AgentLoop:
         answered: Sequence[ToolResultBlock],
     ) -> TurnEnd | None:
         results = {result.tool_use_id: result for result in answered}
+        deferred: list[Deferred] = []
         for call in calls:
             try:
-                results[call.id] = await self._run_call(call, tools)
+                answer = await self._run_call(call, tools)
             except QuestionInterrupted:
                 return TurnEnd(StopReason.SUSPENDED, message=INTERRUPTED)
+            if isinstance(answer, Deferred):
+                deferred.append(answer)
+            else:
+                results[call.id] = answer
+        if deferred:
+            # The turn cannot be sent back with a call unanswered; it resumes once the answer
+            # is journaled, and the model then sees it among the batch's other results.
+            return TurnEnd(
+                StopReason.SUSPENDED, message=waiting_message(self._journal.run_id, deferred)
+            )
         blocks = tuple(results[call.id] for call in order if call.id in results)
         state.messages.append(Message(Role.USER, blocks))
         return None
 
-    async def _run_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock:
+    async def _run_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock | Deferred:
         # 1. Registry lookup: an unknown tool is answered, never dispatched.
         tool = tools.get(call.name)
         if tool is None:
@@ -447,6 +483,10 @@ class AgentLoop:
 
         # 8. Execute, put the timeout text in place, then PostToolUse sees the final outcome.
         outcome = await self._execute(tool, call, deps, operator_paced=operator_paced)
+        if outcome.deferral is not None:
+            # PostToolUse is for a result, and a deferral has none yet; the answer arrives from
+            # outside the run and reaches the model as it was supplied.
+            return await self._defer(call, tool, outcome.deferral)
         try:
             outcome = await self._hooks.after_tool(call, outcome)
         except Exception as exc:
@@ -518,7 +558,17 @@ class AgentLoop:
         remote = tool is not None and tool.kind is Kind.REMOTE
         await self._journal.append(ToolResult(result, remote=remote))
         self._events.emit(ToolResultEvent(call.id, outcome.output, outcome.is_error, outcome.exec))
+        await self._flush_grant(call)
+        return result
+
+    async def _defer(self, call: ToolUseBlock, tool: Tool, deferral: Deferral) -> Deferred:
+        record = Deferred(call.id, tool.name, note=deferral.note, handle=deferral.handle)
+        await self._journal.append(record)
+        await self._flush_grant(call)
+        return record
+
+    async def _flush_grant(self, call: ToolUseBlock) -> None:
+        """Journal the standing grant given for ``call`` now that the call is settled."""
         granted = self._gate.take_staged(call.id)
         if granted is not None:
             await self._journal.append(Decision(granted))
-        return result

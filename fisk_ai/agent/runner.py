@@ -39,6 +39,7 @@ from fisk_ai.agent.loop import (
     StopReason,
     TurnEnd,
     TurnState,
+    waiting_message,
 )
 from fisk_ai.agent.prompt import SystemPrompt
 from fisk_ai.llm.types import Message, Provider, Role, ThinkingMode, Usage, user_text
@@ -497,10 +498,8 @@ def _iterations_of_current_turn(records: Sequence[Record]) -> int:
 
 
 def _waiting_on(conversation: Conversation) -> TurnEnd:
-    names = ", ".join(f'"{call.tool_name}" ({call.tool_use_id})' for call in conversation.deferred)
     return TurnEnd(
-        StopReason.SUSPENDED,
-        message=f"the session is waiting on the deferred result of {names}; supply it first",
+        StopReason.SUSPENDED, message=waiting_message(conversation.run_id, conversation.deferred)
     )
 
 

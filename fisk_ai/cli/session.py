@@ -1,4 +1,4 @@
-"""`fisk session ls | show ID | rm ID`: the journaled conversations."""
+"""`fisk session ls | show ID | answer ID CALL_ID | rm ID`: the journaled conversations."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from fisk_ai.cli.flags import add_common_flags
 def register(subcommands: Any) -> None:
     parser = subcommands.add_parser(
         "session",
-        help="list, show and remove journaled conversations",
-        description="List, show and remove journaled conversations. Without --config the file "
-        "backend under --state-dir (default: the XDG state directory) is read.",
+        help="list, show, answer and remove journaled conversations",
+        description="List, show and remove journaled conversations, and answer a tool call a "
+        "session is waiting on. Without --config the file backend under --state-dir (default: "
+        "the XDG state directory) is read.",
     )
     parser.add_argument("--config", help="read sessions from the backend this agent.yaml names")
     parser.add_argument("--state-dir", help="the file backend's directory (overrides the config)")
@@ -41,6 +42,22 @@ def register(subcommands: Any) -> None:
         help="print the transcript as lines even on a terminal (env NO_TUI)",
     )
     show.set_defaults(handler=run_show)
+
+    answer = actions.add_parser(
+        "answer",
+        help="supply the result of a deferred tool call",
+        description="Journal the result of a tool call the session is waiting on (fisk session "
+        "show lists them under Waiting on), then continue it with fisk run --resume ID. The "
+        "tool is not called again.",
+    )
+    answer.add_argument("session_id", metavar="ID")
+    answer.add_argument("call_id", metavar="CALL_ID", help="the tool_use id of the deferred call")
+    answer.add_argument("text", metavar="TEXT", nargs="?", help="the result the model receives")
+    answer.add_argument("--file", metavar="PATH", help="read the result from PATH instead of TEXT")
+    answer.add_argument(
+        "--error", action="store_true", help="mark the result as the call having failed"
+    )
+    answer.set_defaults(handler=run_answer)
 
     rm = actions.add_parser("rm", aliases=["delete"], help="remove a session")
     rm.add_argument("session_id", metavar="ID")
@@ -82,6 +99,43 @@ def run_show(args: argparse.Namespace) -> int:
         for line in transcript(conversation, thinking=args.thinking):
             print(line)
     return 0
+
+
+def run_answer(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from fisk_ai.sessions import answer_deferred
+
+    content = _answer_content(args.text, args.file)
+    asyncio.run(
+        answer_deferred(_store(args), args.session_id, args.call_id, content, is_error=args.error)
+    )
+    print(
+        f"Answered {args.call_id} in session {args.session_id}; continue it with: "
+        f"fisk run --resume {args.session_id}"
+    )
+    return 0
+
+
+def _answer_content(text: str | None, path: str | None) -> str:
+    from fisk_ai.errors import FiskError
+
+    if text is not None and path is not None:
+        raise FiskError("give the answer either as TEXT or with --file, not both")
+    if path is None:
+        if text is None:
+            raise FiskError("give the answer as TEXT after CALL_ID, or read it with --file PATH")
+        return text
+    from pathlib import Path
+
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise FiskError(f"--file {path} is not UTF-8 text; give a text file") from None
+    except OSError as exc:
+        raise FiskError(
+            f"--file {path} cannot be read ({exc.strerror}); give a readable file"
+        ) from None
 
 
 def run_rm(args: argparse.Namespace) -> int:

@@ -53,16 +53,31 @@ class ExecRecord:
 
 
 @dataclass(frozen=True)
+class Deferral:
+    """A tool's word that it started the work and will answer later, out of band.
+
+    ``note`` tells the operator what the call waits for (shown by ``fisk session show``);
+    ``handle`` is the tool's own reference to the work, kept in the journal for whoever answers.
+    """
+
+    note: str = ""
+    handle: str = ""
+
+
+@dataclass(frozen=True)
 class Outcome:
-    """The answer to one tool call.
+    """The answer to one tool call, or, with ``deferral``, the promise of one.
 
     The exec record is the discriminator: with it, ``output`` is a command's captured output and
     the model is sent the CommandResult envelope; without it, ``output`` is passed through as is.
+    An outcome carrying a deferral is not a result: the call is journaled as deferred, its
+    ``output`` is ignored, and the run suspends until somebody supplies the answer.
     """
 
-    output: str
+    output: str = ""
     is_error: bool = False
     exec: ExecRecord | None = None
+    deferral: Deferral | None = None
 
     @property
     def model_content(self) -> str:
