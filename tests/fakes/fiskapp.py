@@ -16,6 +16,14 @@ command's ``fake_action`` says (fisk-ai ignores that key, as it ignores any key 
   own session, leaving the process group while still holding the output pipe. To learn the pid
   while the command is still running, make ``pid_file`` with ``open_pid_fifo`` and await
   ``read_pid``.
+- ``blocks_first_run(pid_file, marker)``: on the first run (while ``marker`` does not exist)
+  create ``marker``, write the script's own pid to ``pid_file`` as ``hangs`` does, print
+  ``started`` and wait until ``release(pid)`` (SIGUSR1), then print ``released`` and exit 0.
+  Every later run prints ``ran again`` and exits 0 at once: a crashed run's repeat is quick.
+
+Any action can be wrapped in ``logged(action, runs_log)``: each run then appends its argv as one
+JSON line to ``runs_log`` before doing anything else, and ``runs_of(runs_log)`` reads them back,
+so a test can count how often a command really ran.
 
 ``behaviour`` makes the script misbehave at introspection instead: ``hang-on-introspect``,
 ``fail-on-introspect`` (exit 3 after printing to stderr), ``malformed-introspect``,
@@ -55,6 +63,7 @@ BEHAVIOURS = (
 _SCRIPT = """#!{python}
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -99,6 +108,36 @@ def pattern(size):
     return (PATTERN * (size // len(PATTERN) + 1))[:size]
 
 
+def write_pid(pid_file, pid):
+    if os.path.exists(pid_file) and stat.S_ISFIFO(os.stat(pid_file).st_mode):
+        with open(pid_file, "w") as handle:
+            handle.write(str(pid))
+    else:
+        partial = pid_file + ".partial"
+        with open(partial, "w") as handle:
+            handle.write(str(pid))
+        os.replace(partial, pid_file)
+
+
+def block_first_run(action):
+    if os.path.exists(action["marker"]):
+        sys.stdout.write("ran again\\n")
+        return 0
+    open(action["marker"], "w").close()
+
+    def released(signum, frame):
+        sys.stdout.write("released\\n")
+        sys.stdout.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGUSR1, released)
+    sys.stdout.write("started\\n")
+    sys.stdout.flush()
+    write_pid(action["pid_file"], os.getpid())
+    while True:
+        signal.pause()
+
+
 def main():
     argv = sys.argv[1:]
     if argv == ["--fisk-introspect"]:
@@ -107,6 +146,11 @@ def main():
     command = find_command(argv) or {{}}
     action = command.get("fake_action") or {{"kind": "echo"}}
     kind = action["kind"]
+    if action.get("runs_log"):
+        with open(action["runs_log"], "a") as handle:
+            handle.write(json.dumps(argv) + "\\n")
+    if kind == "block_first_run":
+        return block_first_run(action)
     if kind == "print_bytes":
         sys.stdout.write(pattern(action["bytes"]))
     elif kind == "interleave":
@@ -238,6 +282,27 @@ def interleaves(lines: int) -> dict[str, Any]:
 
 def hangs(pid_file: Path, *, detach: bool = False) -> dict[str, Any]:
     return {"kind": "hang", "pid_file": str(pid_file), "detach": detach}
+
+
+def blocks_first_run(pid_file: Path, marker: Path) -> dict[str, Any]:
+    return {"kind": "block_first_run", "pid_file": str(pid_file), "marker": str(marker)}
+
+
+def logged(action: Mapping[str, Any], runs_log: Path) -> dict[str, Any]:
+    """``action``, with every run of the command recorded in ``runs_log``."""
+    return {**action, "runs_log": str(runs_log)}
+
+
+def runs_of(runs_log: Path) -> list[list[str]]:
+    """The argv of every run ``logged`` recorded in ``runs_log``, oldest first."""
+    if not runs_log.exists():
+        return []
+    return [json.loads(line) for line in runs_log.read_text().splitlines() if line]
+
+
+def release(pid: int) -> None:
+    """Let a ``blocks_first_run`` command that is waiting finish its run."""
+    os.kill(pid, signal.SIGUSR1)
 
 
 def flag(
