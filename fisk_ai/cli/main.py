@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -24,6 +26,16 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         command.register(subcommands)
     return parser
+
+
+def entry() -> None:
+    """The console script: run, flush, and leave without the interpreter's teardown, which costs
+    over half a second once the anthropic SDK is loaded and has nothing left to clean up."""
+    exit_code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(exit_code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -70,6 +70,13 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.force and not args.resume:
         raise FiskError("--force only applies to --resume; drop --force")
+    if not args.replay:
+        # The SDK takes about a second to import; start now so it overlaps reading the
+        # configuration and introspecting the application. A run that turns out not to need it
+        # has lost nothing but a background import.
+        from fisk_ai.llm.anthropic import prewarm
+
+        prewarm()
     options = RunOptions(
         config=args.config,
         prompt=" ".join(args.prompt).strip() or DEFAULT_PROMPT,

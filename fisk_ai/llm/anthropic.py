@@ -97,8 +97,15 @@ _NOT_A_MESSAGE = (
 )
 
 
+_prewarm_started = threading.Event()
+
+
 def prewarm() -> None:
-    """Import the SDK on a background thread so the import overlaps the rest of startup."""
+    """Import the SDK on a background thread so the import overlaps the rest of startup.
+    Only the first call starts the import."""
+    if _prewarm_started.is_set():
+        return
+    _prewarm_started.set()
     threading.Thread(target=_import_sdk, name="anthropic-prewarm", daemon=True).start()
 
 
