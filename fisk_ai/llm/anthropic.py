@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from fisk_ai.llm import registry
 from fisk_ai.llm.registry import (
@@ -49,6 +49,7 @@ from fisk_ai.llm.types import (
 )
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.fsx import create_private_file
+from fisk_ai.util.redact import REDACTED, redact_url
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
@@ -88,7 +89,6 @@ TOOL_SEARCH_TOOL_NAME = "tool_search_tool_bm25"
 INTERACTIVE_CACHE_TTL = "1h"
 BATCH_CACHE_TTL = "5m"
 
-_REDACTED = "[redacted]"
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
 _DETAIL_LIMIT = 300
 _NOT_A_MESSAGE = (
@@ -138,21 +138,6 @@ def validate_base_url(text: str) -> str:
     if not parts.hostname:
         raise ProviderError(f'{source} must name a host, and "{redact_url(candidate)}" does not')
     return candidate
-
-
-def redact_url(url: str) -> str:
-    """The URL fit to print: any user name and password dropped and the query hidden."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return _REDACTED
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{port}" if port is not None else host
-    query = _REDACTED if parts.query else ""
-    return single_line(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
 
 
 def plan_tool_search(
@@ -598,7 +583,7 @@ def _now() -> str:
 
 def _header_lines(headers: Mapping[str, str]) -> list[str]:
     return [
-        f"{name}: {_REDACTED if name.lower() in _SECRET_HEADERS else value}"
+        f"{name}: {REDACTED if name.lower() in _SECRET_HEADERS else value}"
         for name, value in headers.items()
     ]
 

@@ -552,7 +552,7 @@ async def test_a_refused_connection_names_the_base_url_redacted() -> None:
             await provider.call(make_request())
     finally:
         await provider.aclose()
-    assert f"http://127.0.0.1:{port}/?[redacted]" in str(unreachable.value)
+    assert f"http://127.0.0.1:{port}/?token=REDACTED" in str(unreachable.value)
     assert "s3cret" not in str(unreachable.value)
     assert "--base-url" in str(unreachable.value)
 

