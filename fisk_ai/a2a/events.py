@@ -1,0 +1,170 @@
+"""The agent loop's events as a2a event messages, and back.
+
+Each event kind of ``fisk_ai.agent.events`` travels as the block of one ``event.<kind>`` message.
+A tool call's command line travels too, as the ``argv`` addition to the tool_call block, so a
+surface on the far side of the protocol shows the same call line a local one would; a Go peer
+drops it and shows the tool name. An ``agent_call`` block, or an event kind this build does not
+name, has no loop event and converts to None.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from fisk_ai.a2a.messages import (
+    EventMessage,
+    EventPrompt,
+    EventStatus,
+    EventText,
+    EventThinking,
+    EventToolCall,
+    EventToolResult,
+    EventWarning,
+    ExecResult,
+    Header,
+    Identity,
+    PromptBody,
+    StatusBody,
+    TextBody,
+    ThinkingBody,
+    ToolCallBody,
+    ToolResultBody,
+    UnknownEvent,
+    WarningBody,
+    WireUsage,
+    reply_to,
+)
+from fisk_ai.agent.events import (
+    Event,
+    PromptEvent,
+    StatusEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+)
+
+__all__ = ["event_from_message", "event_reply"]
+
+
+def event_reply(request: Header, event: Event, *, sender: Identity, sequence: int) -> EventMessage:
+    """The event message carrying ``event`` in the reply set of ``request``."""
+    match event:
+        case TextEvent():
+            return reply_to(
+                request,
+                EventText,
+                sender=sender,
+                sequence=sequence,
+                block=TextBody(text=event.text, final=event.final),
+            )
+        case ThinkingEvent():
+            return reply_to(
+                request,
+                EventThinking,
+                sender=sender,
+                sequence=sequence,
+                block=ThinkingBody(
+                    text=event.text, signature=event.signature, provider=event.provider
+                ),
+            )
+        case ToolCallEvent():
+            return reply_to(
+                request,
+                EventToolCall,
+                sender=sender,
+                sequence=sequence,
+                block=ToolCallBody(
+                    id=event.id, name=event.name, input=dict(event.input), argv=event.command
+                ),
+            )
+        case ToolResultEvent():
+            return reply_to(
+                request,
+                EventToolResult,
+                sender=sender,
+                sequence=sequence,
+                block=ToolResultBody(
+                    call_id=event.call_id,
+                    is_error=event.is_error,
+                    output=event.output,
+                    exec=None if event.exec is None else ExecResult.from_record(event.exec),
+                ),
+            )
+        case StatusEvent():
+            return reply_to(
+                request,
+                EventStatus,
+                sender=sender,
+                sequence=sequence,
+                block=StatusBody(
+                    iteration=event.iteration,
+                    phase=event.phase,
+                    usage=None if event.usage is None else WireUsage.from_usage(event.usage),
+                    count=event.count,
+                    truncated=event.truncated,
+                ),
+            )
+        case WarningEvent():
+            return reply_to(
+                request,
+                EventWarning,
+                sender=sender,
+                sequence=sequence,
+                block=WarningBody(
+                    kind=event.kind,
+                    name=event.name,
+                    count=event.count,
+                    params=event.params,
+                    error=event.error,
+                ),
+            )
+        case PromptEvent():
+            return reply_to(
+                request,
+                EventPrompt,
+                sender=sender,
+                sequence=sequence,
+                block=PromptBody(text=event.text),
+            )
+        case _:
+            assert_never(event)
+
+
+def event_from_message(message: EventMessage | UnknownEvent) -> Event | None:
+    """The loop event an event message carries, or None for a kind the loop never emits."""
+    match message:
+        case EventText(block=block):
+            return TextEvent(block.text, final=block.final)
+        case EventThinking(block=block):
+            return ThinkingEvent(block.text, signature=block.signature, provider=block.provider)
+        case EventToolCall(block=block):
+            return ToolCallEvent(block.id, block.name, dict(block.input), command=block.argv)
+        case EventToolResult(block=block):
+            return ToolResultEvent(
+                block.call_id,
+                block.output,
+                is_error=block.is_error,
+                exec=None if block.exec is None else block.exec.to_record(),
+            )
+        case EventStatus(block=block):
+            return StatusEvent(
+                iteration=block.iteration,
+                phase=block.phase,
+                usage=None if block.usage is None else block.usage.to_usage(),
+                count=block.count,
+                truncated=block.truncated,
+            )
+        case EventWarning(block=block):
+            return WarningEvent(
+                block.kind,
+                name=block.name,
+                count=block.count,
+                params=block.params,
+                error=block.error,
+            )
+        case EventPrompt(block=block):
+            return PromptEvent(block.text)
+        case _:
+            return None

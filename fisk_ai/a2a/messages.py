@@ -1,0 +1,836 @@
+"""The a2a v1 messages as typed models, one per protocol id, and the framing every message carries.
+
+Every message is one flat JSON object: the framing header (protocol, id, request, conversation,
+parent, sequence, time, sender, recipient, must_understand, traceparent) beside the fields of its
+kind. The protocol id alone says what kind of message it is, so each id maps to exactly one model.
+
+A field the peer may leave out defaults to its zero value and is left out again when written, as
+Go's omitempty does; a field whose absence means something different from its zero value (a
+budget, a conversation token, a question's wait) is None when absent. Fields a receiver does not
+know are dropped when a message is read. Stop reasons and error codes are open: a value this build
+does not name is carried as a plain string.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    StringConstraints,
+    model_validator,
+)
+
+from fisk_ai.llm.types import Usage
+from fisk_ai.tools.base import ExecRecord
+from fisk_ai.util.ids import new_ksuid
+
+__all__ = [
+    "EVENT_PROTOCOL_PREFIX",
+    "PROTOCOL_NAMESPACE",
+    "PROTOCOL_PREFIX",
+    "Ack",
+    "AgentCallBody",
+    "Answer",
+    "AnswerField",
+    "AnswerKind",
+    "Budget",
+    "Cancel",
+    "Direction",
+    "DiscoveryReply",
+    "DiscoveryRequest",
+    "ElicitChoice",
+    "ElicitReplyApprove",
+    "ElicitReplyConfirm",
+    "ElicitReplyInput",
+    "ElicitReplyNoOperator",
+    "ElicitReplySelect",
+    "ElicitRequestApprove",
+    "ElicitRequestConfirm",
+    "ElicitRequestInput",
+    "ElicitRequestSelect",
+    "ElicitWaiting",
+    "ErrorCode",
+    "EventAgentCall",
+    "EventMessage",
+    "EventPrompt",
+    "EventStatus",
+    "EventText",
+    "EventThinking",
+    "EventToolCall",
+    "EventToolResult",
+    "EventWarning",
+    "ExecResult",
+    "Header",
+    "Identity",
+    "Message",
+    "PromptBody",
+    "ProtocolId",
+    "RequestAnswer",
+    "RequestPrompt",
+    "RequestRead",
+    "RequestResume",
+    "StatusBody",
+    "StopReason",
+    "TerminalError",
+    "TerminalResult",
+    "TextBody",
+    "ThinkingBody",
+    "ToolBehavior",
+    "ToolCallBody",
+    "ToolDescriptor",
+    "ToolReply",
+    "ToolRequest",
+    "ToolResultBody",
+    "UnknownEvent",
+    "WarningBody",
+    "WireUsage",
+    "message_type",
+    "new_request",
+    "reply_to",
+]
+
+PROTOCOL_NAMESPACE = "io.choria.fisk-ai.v1"
+PROTOCOL_PREFIX = PROTOCOL_NAMESPACE + "."
+EVENT_PROTOCOL_PREFIX = PROTOCOL_PREFIX + "event."
+
+# Rust regex (pydantic) and Python re (jsonschema) differ on "$" before a trailing newline; the
+# model's stricter reading is the one that decides, since these values become subject tokens.
+_SUBJECT_SAFE_PATTERN = r"^[a-zA-Z0-9_-]+$"
+_STOP_REASON_PATTERN = r"^[a-z][a-z0-9_]*$"
+_EVENT_PROTOCOL_PATTERN = r"^io\.choria\.fisk-ai\.v1\.event\.[^.]+$"
+
+Token = Annotated[str, StringConstraints(pattern=_SUBJECT_SAFE_PATTERN)]
+RequestTag = Annotated[str, StringConstraints(pattern=_SUBJECT_SAFE_PATTERN, max_length=64)]
+ConversationToken = Annotated[str, StringConstraints(pattern=_SUBJECT_SAFE_PATTERN, max_length=128)]
+ToolUseId = Annotated[str, StringConstraints(max_length=256)]
+ElicitText = Annotated[str, StringConstraints(max_length=4096)]
+
+
+class Direction(enum.Enum):
+    """Which way a message travels between the agent answering and the caller asking."""
+
+    TO_AGENT = "to_agent"
+    """Requests, cancels and the answers to questions: what a caller sends."""
+    TO_CALLER = "to_caller"
+    """Acks, events, questions, terminal messages and replies: what an agent sends back."""
+
+
+class ProtocolId(enum.StrEnum):
+    """Every protocol id of v1. The set is closed: an id outside it is refused on arrival, except
+    an ``event.<kind>`` this build does not name, which decodes into ``UnknownEvent``."""
+
+    REQUEST_PROMPT = PROTOCOL_PREFIX + "request.prompt"
+    REQUEST_RESUME = PROTOCOL_PREFIX + "request.resume"
+    REQUEST_ANSWER = PROTOCOL_PREFIX + "request.answer"
+    REQUEST_READ = PROTOCOL_PREFIX + "request.read"
+    ACK = PROTOCOL_PREFIX + "ack"
+    EVENT_THINKING = EVENT_PROTOCOL_PREFIX + "thinking"
+    EVENT_TEXT = EVENT_PROTOCOL_PREFIX + "text"
+    EVENT_TOOL_CALL = EVENT_PROTOCOL_PREFIX + "tool_call"
+    EVENT_TOOL_RESULT = EVENT_PROTOCOL_PREFIX + "tool_result"
+    EVENT_AGENT_CALL = EVENT_PROTOCOL_PREFIX + "agent_call"
+    EVENT_STATUS = EVENT_PROTOCOL_PREFIX + "status"
+    EVENT_WARNING = EVENT_PROTOCOL_PREFIX + "warning"
+    EVENT_PROMPT = EVENT_PROTOCOL_PREFIX + "prompt"
+    ELICIT_REQUEST_APPROVE = PROTOCOL_PREFIX + "elicit.request.approve"
+    ELICIT_REQUEST_CONFIRM = PROTOCOL_PREFIX + "elicit.request.confirm"
+    ELICIT_REQUEST_SELECT = PROTOCOL_PREFIX + "elicit.request.select"
+    ELICIT_REQUEST_INPUT = PROTOCOL_PREFIX + "elicit.request.input"
+    ELICIT_REPLY_APPROVE = PROTOCOL_PREFIX + "elicit.reply.approve"
+    ELICIT_REPLY_CONFIRM = PROTOCOL_PREFIX + "elicit.reply.confirm"
+    ELICIT_REPLY_SELECT = PROTOCOL_PREFIX + "elicit.reply.select"
+    ELICIT_REPLY_INPUT = PROTOCOL_PREFIX + "elicit.reply.input"
+    ELICIT_REPLY_NO_OPERATOR = PROTOCOL_PREFIX + "elicit.reply.no_operator"
+    ELICIT_WAITING = PROTOCOL_PREFIX + "elicit.waiting"
+    CANCEL = PROTOCOL_PREFIX + "cancel"
+    RESULT = PROTOCOL_PREFIX + "result"
+    ERROR = PROTOCOL_PREFIX + "error"
+    TOOL_REQUEST = PROTOCOL_PREFIX + "tool.request"
+    TOOL_REPLY = PROTOCOL_PREFIX + "tool.reply"
+    DISCOVERY_REQUEST = PROTOCOL_PREFIX + "discovery.request"
+    DISCOVERY_REPLY = PROTOCOL_PREFIX + "discovery.reply"
+
+    @property
+    def name_in_namespace(self) -> str:
+        """The id after the namespace, e.g. ``request.prompt``; also its schema's file stem."""
+        return self.value.removeprefix(PROTOCOL_PREFIX)
+
+    @property
+    def direction(self) -> Direction:
+        return _DIRECTIONS[self]
+
+
+_DIRECTIONS: Mapping[ProtocolId, Direction] = {
+    protocol: (
+        Direction.TO_AGENT
+        if protocol.name_in_namespace.startswith(("request.", "elicit.reply.", "elicit.waiting"))
+        or protocol in (ProtocolId.CANCEL, ProtocolId.TOOL_REQUEST, ProtocolId.DISCOVERY_REQUEST)
+        else Direction.TO_CALLER
+    )
+    for protocol in ProtocolId
+}
+
+
+class StopReason(enum.StrEnum):
+    """Why a task ended, as far as this build names it. The field that carries one is open."""
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    REFUSAL = "refusal"
+    CANCELED = "canceled"
+    ERROR = "error"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    SUSPENDED = "suspended"
+    MAX_ITERATIONS = "max_iterations"
+    DEFERRED = "deferred"
+
+
+class ErrorCode(enum.StrEnum):
+    """The codes a terminal error or a tool reply carries for a caller to branch on."""
+
+    REJECTED = "rejected"
+    CAPACITY = "capacity"
+    DUPLICATE_REQUEST = "duplicate_request"
+    DRAINING = "draining"
+    FAILED = "failed"
+    CRASHED = "crashed"
+    NOT_STARTED = "not_started"
+    DEFERRED = "deferred"
+    SUSPENDED = "suspended"
+    CANCELED = "canceled"
+    UNKNOWN_CONVERSATION = "unknown_conversation"
+    CONVERSATION_BUSY = "conversation_busy"
+    TURN_NOT_TAKEN = "turn_not_taken"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    UNKNOWN_CALL = "unknown_call"
+    ALREADY_ANSWERED = "already_answered"
+    ANSWER_TOO_LARGE = "answer_too_large"
+
+
+# left_to_right makes a known value arrive as the enum member rather than as an equal string.
+OpenStopReason = Annotated[
+    StopReason
+    | Annotated[str, StringConstraints(pattern=_STOP_REASON_PATTERN, min_length=1, max_length=64)],
+    Field(union_mode="left_to_right"),
+]
+OpenErrorCode = Annotated[ErrorCode | str, Field(union_mode="left_to_right")]
+
+
+class ElicitChoice(enum.StrEnum):
+    """An operator's answer to an approval question."""
+
+    NO = "no"
+    ONCE = "once"
+    ALWAYS = "always"
+
+
+class AnswerKind(enum.StrEnum):
+    """The question a late answer is for."""
+
+    APPROVE = "approve"
+    CONFIRM = "confirm"
+    SELECT = "select"
+    INPUT = "input"
+
+
+class AnswerField(enum.StrEnum):
+    """Which field of a late answer holds the decision."""
+
+    CHOICE = "choice"
+    CONFIRMED = "confirmed"
+    VALUE = "value"
+    NO_OPERATOR = "no_operator"
+
+
+_FIELDS_FOR_KIND: Mapping[AnswerKind, frozenset[AnswerField]] = {
+    AnswerKind.APPROVE: frozenset({AnswerField.CHOICE, AnswerField.NO_OPERATOR}),
+    AnswerKind.CONFIRM: frozenset({AnswerField.CONFIRMED, AnswerField.NO_OPERATOR}),
+    AnswerKind.SELECT: frozenset({AnswerField.VALUE, AnswerField.NO_OPERATOR}),
+    AnswerKind.INPUT: frozenset({AnswerField.VALUE, AnswerField.NO_OPERATOR}),
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+
+class Identity(_Model):
+    """Who sent or is to receive a message: an agent's identity, and optionally which instance."""
+
+    name: Token
+    instance: Token | None = None
+
+
+class WireUsage(_Model):
+    """What a task consumed as the wire counts it: ``input_tokens`` includes both cache tiers,
+    where the neutral ``Usage`` counts uncached input alone."""
+
+    input_tokens: NonNegativeInt = 0
+    output_tokens: NonNegativeInt = 0
+    cache_read_tokens: NonNegativeInt = 0
+    cache_create_tokens: NonNegativeInt = 0
+    thinking_tokens: NonNegativeInt = 0
+    llm_calls: NonNegativeInt = 0
+    tool_calls: NonNegativeInt = 0
+
+    @classmethod
+    def from_usage(cls, usage: Usage, *, llm_calls: int = 0, tool_calls: int = 0) -> WireUsage:
+        return cls(
+            input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_create_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_create_tokens=usage.cache_create_tokens,
+            thinking_tokens=usage.thinking_tokens,
+            llm_calls=llm_calls,
+            tool_calls=tool_calls,
+        )
+
+    def to_usage(self) -> Usage:
+        # A peer may report cache tiers larger than its own input total; never go negative.
+        uncached = self.input_tokens - self.cache_read_tokens - self.cache_create_tokens
+        return Usage(
+            input_tokens=max(uncached, 0),
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read_tokens,
+            cache_create_tokens=self.cache_create_tokens,
+            thinking_tokens=self.thinking_tokens,
+        )
+
+
+class Budget(_Model):
+    """Limits a caller asks for. They can only lower the agent's own; ``call_timeout`` is a Go
+    duration string, left for the agent to parse against its configuration."""
+
+    max_tokens: NonNegativeInt | None = None
+    max_iterations: NonNegativeInt | None = None
+    call_timeout: str | None = None
+
+
+class ExecResult(_Model):
+    """The command a tool call ran, when it ran one."""
+
+    command: str = ""
+    exit_code: int = 0
+    truncated: bool = False
+
+    @classmethod
+    def from_record(cls, record: ExecRecord) -> ExecResult:
+        return cls(command=record.command, exit_code=record.exit_code, truncated=record.truncated)
+
+    def to_record(self) -> ExecRecord:
+        return ExecRecord(self.command, self.exit_code, self.truncated)
+
+
+class Answer(_Model):
+    """An operator's answer to a question whose run has ended, carried inside a request.
+
+    ``answer`` names the field holding the decision and ``kind`` the question it answers; an
+    answer whose field does not fit its kind, or is missing, is refused.
+    """
+
+    tool_use_id: ToolUseId
+    kind: AnswerKind
+    answer: AnswerField
+    choice: ElicitChoice | None = None
+    confirmed: bool | None = None
+    value: ElicitText | None = None
+
+    @model_validator(mode="after")
+    def _fits_its_kind(self) -> Answer:
+        if self.answer not in _FIELDS_FOR_KIND[self.kind]:
+            raise ValueError(f"{self.kind} questions are not answered with {self.answer}")
+        if self.answer is not AnswerField.NO_OPERATOR and getattr(self, self.answer) is None:
+            raise ValueError(f"the answer names {self.answer} but carries no {self.answer} field")
+        return self
+
+
+class ToolBehavior(_Model):
+    """Hints a serving agent gives about what calling one of its tools does; None asserts
+    nothing."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+
+class ToolDescriptor(_Model):
+    """A tool on an agent's card."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] | None = None
+    behavior: ToolBehavior | None = None
+
+
+class Header(_Model):
+    """The framing every message carries. ``request`` names the turn and becomes a subject token,
+    hence its character set and length; ``sequence`` orders a reply set."""
+
+    protocol: str
+    id: Token
+    request: RequestTag
+    conversation: Token
+    parent: str | None = None
+    sequence: NonNegativeInt
+    time: AwareDatetime
+    sender: Identity
+    recipient: Identity | None = None
+    must_understand: bool = False
+    traceparent: str | None = None
+
+
+class RequestPrompt(Header):
+    """Run a prompt: a new conversation, or with ``conversation_token`` its next turn."""
+
+    protocol: Literal[ProtocolId.REQUEST_PROMPT] = ProtocolId.REQUEST_PROMPT
+    prompt: Annotated[str, StringConstraints(min_length=1)]
+    context: str = ""
+    tool_hints: tuple[str, ...] = ()
+    budget: Budget | None = None
+    stream: bool = True
+    conversation_token: ConversationToken | None = None
+    replay: Annotated[int, Field(ge=1)] | None = None
+    force: bool = False
+
+
+class RequestResume(Header):
+    """Continue a conversation's run that stopped part way."""
+
+    protocol: Literal[ProtocolId.REQUEST_RESUME] = ProtocolId.REQUEST_RESUME
+    conversation_token: ConversationToken
+    budget: Budget | None = None
+    stream: bool = True
+    force: bool = False
+
+
+class RequestAnswer(Header):
+    """Answer a question the conversation still waits on after its run gave up asking."""
+
+    protocol: Literal[ProtocolId.REQUEST_ANSWER] = ProtocolId.REQUEST_ANSWER
+    conversation_token: ConversationToken
+    answer: Answer
+    budget: Budget | None = None
+    stream: bool = True
+    replay: Annotated[int, Field(ge=1)] | None = None
+    force: bool = False
+
+
+class RequestRead(Header):
+    """Read back the last ``replay`` blocks of a stored conversation."""
+
+    protocol: Literal[ProtocolId.REQUEST_READ] = ProtocolId.REQUEST_READ
+    conversation_token: ConversationToken
+    replay: Annotated[int, Field(ge=1)]
+
+
+class Ack(Header):
+    """The first message of a reply set, accepting the request or refusing it with a reason."""
+
+    protocol: Literal[ProtocolId.ACK] = ProtocolId.ACK
+    accepted: bool
+    reason: str = ""
+    conversation_token: ConversationToken | None = None
+    max_tokens: NonNegativeInt = 0
+
+
+class ThinkingBody(_Model):
+    text: str
+    signature: str = ""
+    provider: str = ""
+
+
+class TextBody(_Model):
+    """Model prose; ``final`` marks the answer that ended the run."""
+
+    text: str
+    final: bool = False
+
+
+class ToolCallBody(_Model):
+    """A tool call. ``argv`` is this implementation's addition: the argument vector a command
+    tool runs after the application path, so a remote surface can show the command line. A Go
+    peer drops it as an unknown property."""
+
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    argv: tuple[str, ...] = ()
+
+
+class ToolResultBody(_Model):
+    call_id: str
+    is_error: bool = False
+    output: str = ""
+    exec: ExecResult | None = None
+
+
+class AgentCallBody(_Model):
+    """A call to another agent; ``task`` is the request id of the task it started."""
+
+    id: str
+    name: str
+    task: str
+
+
+class StatusBody(_Model):
+    iteration: NonNegativeInt = 0
+    phase: str = ""
+    usage: WireUsage | None = None
+    count: NonNegativeInt = 0
+    truncated: bool = False
+
+
+class WarningBody(_Model):
+    kind: Annotated[str, StringConstraints(min_length=1)]
+    name: str = ""
+    count: NonNegativeInt = 0
+    params: tuple[str, ...] = ()
+    error: str = ""
+
+
+class PromptBody(_Model):
+    text: str
+
+
+class EventThinking(Header):
+    protocol: Literal[ProtocolId.EVENT_THINKING] = ProtocolId.EVENT_THINKING
+    block: ThinkingBody
+
+
+class EventText(Header):
+    protocol: Literal[ProtocolId.EVENT_TEXT] = ProtocolId.EVENT_TEXT
+    block: TextBody
+
+
+class EventToolCall(Header):
+    protocol: Literal[ProtocolId.EVENT_TOOL_CALL] = ProtocolId.EVENT_TOOL_CALL
+    block: ToolCallBody
+
+
+class EventToolResult(Header):
+    protocol: Literal[ProtocolId.EVENT_TOOL_RESULT] = ProtocolId.EVENT_TOOL_RESULT
+    block: ToolResultBody
+
+
+class EventAgentCall(Header):
+    protocol: Literal[ProtocolId.EVENT_AGENT_CALL] = ProtocolId.EVENT_AGENT_CALL
+    block: AgentCallBody
+
+
+class EventStatus(Header):
+    protocol: Literal[ProtocolId.EVENT_STATUS] = ProtocolId.EVENT_STATUS
+    block: StatusBody
+
+
+class EventWarning(Header):
+    protocol: Literal[ProtocolId.EVENT_WARNING] = ProtocolId.EVENT_WARNING
+    block: WarningBody
+
+
+class EventPrompt(Header):
+    protocol: Literal[ProtocolId.EVENT_PROMPT] = ProtocolId.EVENT_PROMPT
+    block: PromptBody
+
+
+class UnknownEvent(Header):
+    """An event of a kind this build does not name. ``block`` is what could be read of it and
+    ``raw`` the peer's message exactly as it arrived, for a surface that shows what it can."""
+
+    protocol: Annotated[str, StringConstraints(pattern=_EVENT_PROTOCOL_PATTERN)]
+    block: dict[str, Any]
+    raw: bytes = Field(default=b"", exclude=True, repr=False)
+
+    @property
+    def kind(self) -> str:
+        return self.protocol.removeprefix(EVENT_PROTOCOL_PREFIX)
+
+    @model_validator(mode="after")
+    def _is_not_a_known_kind(self) -> UnknownEvent:
+        if self.protocol in _KNOWN_PROTOCOLS:
+            raise ValueError(f"{self.protocol} is a known event kind, not an unknown one")
+        return self
+
+
+class ElicitRequestApprove(Header):
+    """Asks whether a confirmation-gated command may run."""
+
+    protocol: Literal[ProtocolId.ELICIT_REQUEST_APPROVE] = ProtocolId.ELICIT_REQUEST_APPROVE
+    question_id: Token
+    tool_use_id: ToolUseId | None = None
+    command: str
+    display: str
+    tag: str = ""
+    wait_ms: NonNegativeInt | None = None
+
+
+class ElicitRequestConfirm(Header):
+    protocol: Literal[ProtocolId.ELICIT_REQUEST_CONFIRM] = ProtocolId.ELICIT_REQUEST_CONFIRM
+    question_id: Token
+    tool_use_id: ToolUseId | None = None
+    question: str
+    wait_ms: NonNegativeInt | None = None
+
+
+class ElicitRequestSelect(Header):
+    protocol: Literal[ProtocolId.ELICIT_REQUEST_SELECT] = ProtocolId.ELICIT_REQUEST_SELECT
+    question_id: Token
+    tool_use_id: ToolUseId | None = None
+    question: str
+    options: tuple[str, ...]
+    wait_ms: NonNegativeInt | None = None
+
+
+class ElicitRequestInput(Header):
+    """Asks for free text; ``default`` is the value to pre-fill, None when nothing is."""
+
+    protocol: Literal[ProtocolId.ELICIT_REQUEST_INPUT] = ProtocolId.ELICIT_REQUEST_INPUT
+    question_id: Token
+    tool_use_id: ToolUseId | None = None
+    question: str
+    default: str | None = None
+    wait_ms: NonNegativeInt | None = None
+
+
+class ElicitReplyApprove(Header):
+    protocol: Literal[ProtocolId.ELICIT_REPLY_APPROVE] = ProtocolId.ELICIT_REPLY_APPROVE
+    question_id: Token
+    choice: ElicitChoice
+
+
+class ElicitReplyConfirm(Header):
+    protocol: Literal[ProtocolId.ELICIT_REPLY_CONFIRM] = ProtocolId.ELICIT_REPLY_CONFIRM
+    question_id: Token
+    confirmed: bool
+
+
+class ElicitReplySelect(Header):
+    """A position in the options the question sent."""
+
+    protocol: Literal[ProtocolId.ELICIT_REPLY_SELECT] = ProtocolId.ELICIT_REPLY_SELECT
+    question_id: Token
+    index: NonNegativeInt
+
+
+class ElicitReplyInput(Header):
+    protocol: Literal[ProtocolId.ELICIT_REPLY_INPUT] = ProtocolId.ELICIT_REPLY_INPUT
+    question_id: Token
+    value: ElicitText
+
+
+class ElicitReplyNoOperator(Header):
+    """Nobody is there to answer; the question fails closed."""
+
+    protocol: Literal[ProtocolId.ELICIT_REPLY_NO_OPERATOR] = ProtocolId.ELICIT_REPLY_NO_OPERATOR
+    question_id: Token
+
+
+class ElicitWaiting(Header):
+    """Somebody is looking at the question: restart its window."""
+
+    protocol: Literal[ProtocolId.ELICIT_WAITING] = ProtocolId.ELICIT_WAITING
+    question_id: Token
+
+
+class Cancel(Header):
+    protocol: Literal[ProtocolId.CANCEL] = ProtocolId.CANCEL
+    reason: str = ""
+
+
+class TerminalResult(Header):
+    """The answer that ends a reply set. ``usage`` counts the whole conversation."""
+
+    protocol: Literal[ProtocolId.RESULT] = ProtocolId.RESULT
+    stop_reason: OpenStopReason
+    text: str = ""
+    usage: WireUsage | None = None
+    trace_id: str = ""
+    content_exported: bool = False
+
+
+class TerminalError(Header):
+    """The failure that ends a reply set, with a ``code`` to branch on."""
+
+    protocol: Literal[ProtocolId.ERROR] = ProtocolId.ERROR
+    error: str
+    code: OpenErrorCode | None = None
+    stop_reason: OpenStopReason | None = None
+    usage: WireUsage | None = None
+    trace_id: str = ""
+    content_exported: bool = False
+
+
+class ToolRequest(Header):
+    protocol: Literal[ProtocolId.TOOL_REQUEST] = ProtocolId.TOOL_REQUEST
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolReply(Header):
+    """A served tool call's answer. A failed or refused call is reported here with
+    ``is_error``, never as a transport error; ``code`` says why a call did not run."""
+
+    protocol: Literal[ProtocolId.TOOL_REPLY] = ProtocolId.TOOL_REPLY
+    is_error: bool = False
+    code: OpenErrorCode | None = None
+    output: str = ""
+    exec: ExecResult | None = None
+
+
+class DiscoveryRequest(Header):
+    protocol: Literal[ProtocolId.DISCOVERY_REQUEST] = ProtocolId.DISCOVERY_REQUEST
+
+
+class DiscoveryReply(Header):
+    """An agent's card."""
+
+    protocol: Literal[ProtocolId.DISCOVERY_REPLY] = ProtocolId.DISCOVERY_REPLY
+    name: str
+    version: str
+    description: str = ""
+    model: Annotated[str, StringConstraints(max_length=128)] = ""
+    protocols: tuple[str, ...] = ()
+    tools: tuple[ToolDescriptor, ...] = ()
+    telemetry: bool = False
+    telemetry_content: bool = False
+
+
+EventMessage = (
+    EventThinking
+    | EventText
+    | EventToolCall
+    | EventToolResult
+    | EventAgentCall
+    | EventStatus
+    | EventWarning
+    | EventPrompt
+)
+
+Message = (
+    RequestPrompt
+    | RequestResume
+    | RequestAnswer
+    | RequestRead
+    | Ack
+    | EventMessage
+    | UnknownEvent
+    | ElicitRequestApprove
+    | ElicitRequestConfirm
+    | ElicitRequestSelect
+    | ElicitRequestInput
+    | ElicitReplyApprove
+    | ElicitReplyConfirm
+    | ElicitReplySelect
+    | ElicitReplyInput
+    | ElicitReplyNoOperator
+    | ElicitWaiting
+    | Cancel
+    | TerminalResult
+    | TerminalError
+    | ToolRequest
+    | ToolReply
+    | DiscoveryRequest
+    | DiscoveryReply
+)
+
+_MESSAGE_TYPES: tuple[type[Header], ...] = (
+    RequestPrompt,
+    RequestResume,
+    RequestAnswer,
+    RequestRead,
+    Ack,
+    EventThinking,
+    EventText,
+    EventToolCall,
+    EventToolResult,
+    EventAgentCall,
+    EventStatus,
+    EventWarning,
+    EventPrompt,
+    ElicitRequestApprove,
+    ElicitRequestConfirm,
+    ElicitRequestSelect,
+    ElicitRequestInput,
+    ElicitReplyApprove,
+    ElicitReplyConfirm,
+    ElicitReplySelect,
+    ElicitReplyInput,
+    ElicitReplyNoOperator,
+    ElicitWaiting,
+    Cancel,
+    TerminalResult,
+    TerminalError,
+    ToolRequest,
+    ToolReply,
+    DiscoveryRequest,
+    DiscoveryReply,
+)
+
+_TYPE_FOR_PROTOCOL: Mapping[ProtocolId, type[Header]] = {
+    ProtocolId(cls.model_fields["protocol"].default): cls for cls in _MESSAGE_TYPES
+}
+_KNOWN_PROTOCOLS = frozenset(protocol.value for protocol in ProtocolId)
+
+
+def message_type(protocol: ProtocolId) -> type[Header]:
+    """The model of the messages a protocol id names."""
+    return _TYPE_FOR_PROTOCOL[protocol]
+
+
+M = TypeVar("M", bound=Header)
+
+
+def new_request(
+    cls: type[M],
+    *,
+    sender: Identity,
+    recipient: Identity | None = None,
+    request: str | None = None,
+    conversation: str | None = None,
+    **fields: Any,
+) -> M:
+    """A message opening an exchange. Its id is a fresh KSUID, ``request`` and ``conversation``
+    default to it (a caller that must address the turn before sending picks ``request``; a
+    follow-up turn passes the conversation it continues), sequence is 0 and time is now."""
+    message_id = new_ksuid()
+    request = request or message_id
+    header: dict[str, Any] = {
+        "id": message_id,
+        "request": request,
+        "conversation": conversation or request,
+        "sequence": 0,
+        "time": datetime.now(UTC),
+        "sender": sender,
+        "recipient": recipient,
+    }
+    return cls.model_validate({**fields, **header})
+
+
+def reply_to(
+    request: Header,
+    cls: type[M],
+    *,
+    sender: Identity,
+    sequence: int = 0,
+    **fields: Any,
+) -> M:
+    """A message answering ``request``: a fresh id, its request and conversation echoed, and
+    addressed back to whoever sent it."""
+    header: dict[str, Any] = {
+        "id": new_ksuid(),
+        "request": request.request,
+        "conversation": request.conversation,
+        "sequence": sequence,
+        "time": datetime.now(UTC),
+        "sender": sender,
+        "recipient": request.sender,
+    }
+    return cls.model_validate({**fields, **header})
