@@ -9,11 +9,11 @@ import sys
 from collections.abc import Sequence
 
 from fisk_ai import __version__
-from fisk_ai.cli import info, run, session
+from fisk_ai.cli import discover, info, run, serve, session
 from fisk_ai.cli.flags import env_flag
 from fisk_ai.errors import FiskError
 
-COMMANDS = (run, session, info)
+COMMANDS = (run, session, info, serve, discover)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -65,8 +65,8 @@ def register(subcommands: Any) -> None:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from fisk_ai.agent.stores import session_store_for
     from fisk_ai.config import Mode, load
+    from fisk_ai.serve.stores import session_store_for
 
     cfg = load(args.config, Mode.LENIENT) if args.config else None
     return session_store_for(cfg, args.state_dir)

@@ -52,8 +52,8 @@ async def _run(options: RunOptions) -> int:
     from fisk_ai.agent.application import load_application_tools, run_tool_set
     from fisk_ai.agent.resources import build_provider
     from fisk_ai.agent.runner import Runner, settings_from_config
-    from fisk_ai.agent.stores import session_store_for
     from fisk_ai.config import Mode, load
+    from fisk_ai.serve.stores import session_store_for
 
     started = time.monotonic()
     cfg = load(options.config, Mode.AGENT)

@@ -28,6 +28,7 @@ from fisk_ai.sessions.fingerprint import (
     resume_gate,
 )
 from fisk_ai.sessions.fold import Conversation, SessionStatus, fold
+from fisk_ai.sessions.jetstream import JetStreamJournal, JetStreamSessionStore
 from fisk_ai.sessions.records import (
     JOURNAL_VERSION,
     Assistant,
@@ -76,6 +77,8 @@ __all__ = [
     "Fingerprint",
     "FingerprintChange",
     "InvalidSessionId",
+    "JetStreamJournal",
+    "JetStreamSessionStore",
     "Journal",
     "JournalError",
     "JournalGapError",

@@ -153,4 +153,4 @@ def lookup_backend(name: str) -> SessionStoreFactory:
 
 def _load_builtin_backends() -> None:
     # Importing a backend module registers it.
-    from fisk_ai.sessions import file  # noqa: F401
+    from fisk_ai.sessions import file, jetstream  # noqa: F401

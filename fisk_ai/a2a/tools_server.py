@@ -1,0 +1,452 @@
+"""Serving an agent's tools to other agents: the card, and one tool call per tool.request.
+
+No agent loop runs here. A peer reads the card on the discovery subject and sends a tool.request
+on the tool subject; the call runs the tool and answers with a reply set: an ack (sequence 1), an
+``event.status`` keepalive every ``keepalive_interval`` while the tool runs, then the tool.reply
+carrying the output and the command that ran. A call that cannot run (an unknown tool, every slot
+busy, a draining server) gets a refusing ack and a tool.reply with ``is_error`` and a ``code``,
+since an ack closes nothing and a caller holding only a refusal would wait to its deadline.
+
+A message that is not a valid request for the endpoint it arrived on (malformed, oversized, of
+another protocol) is answered with the NATS service error headers and code 400, and the server
+carries on.
+
+The keepalive's protocol id is not fixed by the specification. It is ``event.status`` with the
+phase ``executing-tool``, an event every caller already knows how to pass over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode
+from fisk_ai.a2a.errors import A2AError, InvalidMessage, MessageTooLarge
+from fisk_ai.a2a.messages import (
+    PROTOCOL_NAMESPACE,
+    Ack,
+    Direction,
+    DiscoveryReply,
+    DiscoveryRequest,
+    ErrorCode,
+    EventStatus,
+    ExecResult,
+    Header,
+    Identity,
+    Message,
+    ProtocolId,
+    StatusBody,
+    ToolBehavior,
+    ToolDescriptor,
+    ToolReply,
+    ToolRequest,
+    reply_to,
+)
+from fisk_ai.a2a.nats import ServiceEndpoint, ServiceHandle, ServiceHost
+from fisk_ai.a2a.transport import (
+    Delivery,
+    Subscription,
+    Transport,
+    discovery_subject,
+    service_error_headers,
+    tool_subject,
+)
+from fisk_ai.tools.base import BehaviorDescriber, Confirmable, ExecDeps, Outcome, Tool
+from fisk_ai.tools.gating import confirm_trigger
+from fisk_ai.tools.selection import ToolFilter, is_selected
+
+__all__ = [
+    "KEEPALIVE_INTERVAL",
+    "KEEPALIVE_PHASE",
+    "SERVED_PROTOCOLS",
+    "TOOL_TIMEOUT_SETTING",
+    "ServedSelection",
+    "ToolsServer",
+    "select_served_tools",
+    "unavailable_tool_text",
+]
+
+KEEPALIVE_INTERVAL = timedelta(seconds=10)
+KEEPALIVE_PHASE = "executing-tool"
+SERVED_PROTOCOLS = (PROTOCOL_NAMESPACE,)
+TOOL_TIMEOUT_SETTING = "expose.agent.a2a.tool_timeout"
+
+_RequestT = TypeVar("_RequestT", DiscoveryRequest, ToolRequest)
+
+_SERVABLE_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
+_log = logging.getLogger(__name__)
+
+
+def unavailable_tool_text(name: str) -> str:
+    """What a call to a tool that is not on the card is answered with."""
+    return f"tool {json.dumps(name, ensure_ascii=False)} is not available"
+
+
+@dataclass(frozen=True)
+class ServedSelection:
+    """Which tools go on the card, and why the others do not.
+
+    ``withheld`` are tools that declare no a2a exposure (built-in, remote and MCP tools),
+    ``gated`` maps a confirm-gated tool to the tag that gates it, and ``unservable`` maps a tool
+    the card cannot carry to the reason.
+    """
+
+    exposed: tuple[Tool, ...]
+    withheld: tuple[str, ...] = ()
+    gated: tuple[tuple[str, str], ...] = ()
+    unservable: tuple[tuple[str, str], ...] = ()
+
+
+def select_served_tools(
+    tools: Iterable[Tool],
+    *,
+    include: ToolFilter | None = None,
+    exclude: ToolFilter | None = None,
+    confirm_tags: Sequence[str] = (),
+) -> ServedSelection:
+    """The tools served over a2a out of a run's ``tools`` (already narrowed by the top-level
+    include and exclude): those that declare a2a exposure, narrowed by expose.agent.tools
+    (``include`` and ``exclude``), less the confirm-gated ones, since no operator stands behind
+    a served call to approve it."""
+    exposed: list[Tool] = []
+    withheld: list[str] = []
+    gated: list[tuple[str, str]] = []
+    unservable: list[tuple[str, str]] = []
+    for tool in tools:
+        if not tool.a2a_exposable:
+            withheld.append(tool.name)
+            continue
+        tags: Sequence[str] = tool.tags if isinstance(tool, Confirmable) else ()
+        if not is_selected(tool.name, tags, include=include, exclude=exclude):
+            continue
+        trigger = confirm_trigger(tags, confirm_tags)
+        if trigger is not None:
+            gated.append((tool.name, trigger))
+        elif _SERVABLE_NAME.fullmatch(tool.name) is None:
+            unservable.append((tool.name, "its name is not letters, digits, - and _ only"))
+        elif not tool.description.strip():
+            unservable.append((tool.name, "it has no description"))
+        else:
+            exposed.append(tool)
+    return ServedSelection(
+        exposed=tuple(exposed),
+        withheld=tuple(withheld),
+        gated=tuple(gated),
+        unservable=tuple(unservable),
+    )
+
+
+def _descriptor(tool: Tool) -> ToolDescriptor:
+    behavior: ToolBehavior | None = None
+    if isinstance(tool, BehaviorDescriber):
+        known = tool.behavior()
+        writes = known.destructive or known.additive
+        if known.read_only or writes or known.idempotent:
+            behavior = ToolBehavior(
+                read_only=True if known.read_only else (False if writes else None),
+                destructive=True if known.destructive else (False if known.read_only else None),
+                idempotent=True if known.idempotent else None,
+            )
+    return ToolDescriptor(
+        name=tool.name,
+        description=tool.model_description,
+        input_schema=dict(tool.input_schema),
+        behavior=behavior,
+    )
+
+
+class _ReplySet:
+    """The messages answering one tool.request, numbered from 1 without gaps: the number
+    advances only after a publish succeeded."""
+
+    def __init__(
+        self, transport: Transport, request: ToolRequest, inbox: str, sender: Identity
+    ) -> None:
+        self._transport = transport
+        self._request = request
+        self._inbox = inbox
+        self._sender = sender
+        self._sequence = 1
+
+    async def send(self, cls: type[Header], **fields: Any) -> bool:
+        message = cast(
+            Message,
+            reply_to(self._request, cls, sender=self._sender, sequence=self._sequence, **fields),
+        )
+        try:
+            data = _encode_fitting(message)
+            await self._transport.publish(self._inbox, data)
+        except Exception:
+            _log.exception("answering tool call %s failed", self._request.request)
+            return False
+        self._sequence += 1
+        return True
+
+    async def refuse(self, code: ErrorCode, text: str) -> None:
+        if await self.send(Ack, accepted=False, reason=text):
+            await self.send(ToolReply, is_error=True, code=code, output=text)
+
+
+def _encode_fitting(message: Message) -> bytes:
+    """The message's bytes; a tool.reply over the size cap loses the end of its output (and
+    says so in ``exec.truncated``) rather than the whole answer."""
+    try:
+        return encode(message)
+    except MessageTooLarge:
+        if not isinstance(message, ToolReply):
+            raise
+    output = message.output
+    while True:
+        output = output[: len(output) // 2]
+        exec_result = message.exec.model_copy(update={"truncated": True}) if message.exec else None
+        trimmed = message.model_copy(update={"output": output, "exec": exec_result})
+        try:
+            return encode(trimmed)
+        except MessageTooLarge:
+            if not output:
+                raise
+
+
+class ToolsServer:
+    """Serves ``tools`` as ``identity`` on a transport: discovery and tool calls.
+
+    ``start`` registers the endpoints (a NATS micro service when the transport can host one,
+    queue subscriptions otherwise), ``drain`` takes them out of the queue group so the agent
+    answers no more calls, and ``close`` also abandons the calls still running.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        identity: str,
+        version: str,
+        tools: Sequence[Tool],
+        max_concurrent: int,
+        tool_timeout: timedelta | None,
+        description: str = "",
+        work_dir: Path | None = None,
+        keepalive_interval: timedelta = KEEPALIVE_INTERVAL,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        self._transport = transport
+        self._identity = Identity(name=identity)
+        self._tools = {tool.name: tool for tool in tools}
+        self._max_concurrent = max_concurrent
+        self._tool_timeout = tool_timeout
+        self._work_dir = work_dir
+        self._keepalive_seconds = keepalive_interval.total_seconds()
+        self._max_message_size = max_message_size
+        self._card: dict[str, Any] = {
+            "name": identity,
+            "version": version or "dev",
+            "description": description,
+            "protocols": SERVED_PROTOCOLS,
+            "tools": tuple(_descriptor(tool) for tool in tools),
+        }
+        self._busy = 0
+        self._calls: set[asyncio.Task[None]] = set()
+        self._draining = False
+        self._service: ServiceHandle | None = None
+        self._subscriptions: list[Subscription] = []
+
+    @property
+    def identity(self) -> str:
+        return self._identity.name
+
+    @property
+    def discovery_subject(self) -> str:
+        return discovery_subject(self._identity.name)
+
+    @property
+    def tool_subject(self) -> str:
+        return tool_subject(self._identity.name)
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    @property
+    def calls_running(self) -> int:
+        return self._busy
+
+    async def start(self) -> None:
+        if isinstance(self._transport, ServiceHost):
+            self._service = await self._transport.serve_service(
+                self._identity.name,
+                [
+                    ServiceEndpoint("discovery", self.discovery_subject, self._on_discovery),
+                    ServiceEndpoint("tool", self.tool_subject, self._on_tool),
+                ],
+            )
+            return
+        queue = self._identity.name
+        self._subscriptions = [
+            await self._transport.subscribe(
+                self.discovery_subject, self._on_discovery, queue=queue
+            ),
+            await self._transport.subscribe(self.tool_subject, self._on_tool, queue=queue),
+        ]
+
+    async def drain(self) -> None:
+        """Stop answering: the endpoints leave the queue group. Calls already running are not
+        waited for; they answer if the connection is still there when they finish."""
+        self._draining = True
+        if self._service is not None:
+            await self._service.stop()
+        for subscription in self._subscriptions:
+            await subscription.unsubscribe()
+        self._subscriptions = []
+
+    async def wait_idle(self) -> None:
+        """Return once no call is running."""
+        while self._calls:
+            await asyncio.wait(set(self._calls))
+
+    async def close(self) -> None:
+        """Drain, then abandon the calls still running."""
+        await self.drain()
+        for call in list(self._calls):
+            call.cancel()
+        for call in list(self._calls):
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+
+    async def _on_discovery(self, delivery: Delivery) -> None:
+        if not delivery.reply:
+            return
+        message = await self._read(delivery, DiscoveryRequest, ProtocolId.DISCOVERY_REQUEST)
+        if message is None:
+            return
+        card = reply_to(message, DiscoveryReply, sender=self._identity, sequence=0, **self._card)
+        try:
+            data = encode(card, max_size=self._max_message_size)
+        except A2AError as error:
+            _log.error("the card cannot be sent: %s", error)
+            await self._refuse_message(delivery, error)
+            return
+        await self._answer(delivery.reply, data)
+
+    async def _on_tool(self, delivery: Delivery) -> None:
+        if not delivery.reply:
+            _log.debug("a tool request on %s came with nowhere to reply; ignored", delivery.subject)
+            return
+        request = await self._read(delivery, ToolRequest, ProtocolId.TOOL_REQUEST)
+        if request is None:
+            return
+        replies = _ReplySet(self._transport, request, delivery.reply, self._identity)
+        if self._draining:
+            await replies.refuse(
+                ErrorCode.DRAINING,
+                f"agent {self._identity.name} is draining and takes no new calls; retry",
+            )
+            return
+        tool = self._tools.get(request.name)
+        if tool is None:
+            await replies.refuse(ErrorCode.REJECTED, unavailable_tool_text(request.name))
+            return
+        if self._busy >= self._max_concurrent:
+            await replies.refuse(
+                ErrorCode.CAPACITY,
+                f"agent {self._identity.name} is running {self._max_concurrent} tool calls, "
+                "its limit; retry, and the next free member of its queue group takes it",
+            )
+            return
+        self._busy += 1
+        if not await replies.send(Ack, accepted=True):
+            self._busy -= 1
+            return
+        # The handler returns at once so this subscription can take the next call.
+        call = asyncio.get_running_loop().create_task(
+            self._run(tool, request, replies), name=f"a2a tool call {request.name}"
+        )
+        self._calls.add(call)
+        call.add_done_callback(self._calls.discard)
+
+    async def _run(self, tool: Tool, request: ToolRequest, replies: _ReplySet) -> None:
+        stop_keepalive = asyncio.Event()
+        keepalive = asyncio.get_running_loop().create_task(
+            self._keep_alive(replies, stop_keepalive), name="a2a tool keepalive"
+        )
+        try:
+            outcome = await self._execute(tool, request)
+        finally:
+            stop_keepalive.set()
+            await keepalive
+            self._busy -= 1
+        if outcome.deferral is not None:
+            await replies.send(
+                ToolReply,
+                is_error=True,
+                code=ErrorCode.DEFERRED,
+                output=f'tool "{tool.name}" deferred its answer, which a served call cannot carry',
+            )
+            return
+        await replies.send(
+            ToolReply,
+            is_error=outcome.is_error,
+            output=outcome.output,
+            exec=None if outcome.exec is None else ExecResult.from_record(outcome.exec),
+        )
+
+    async def _execute(self, tool: Tool, request: ToolRequest) -> Outcome:
+        deps = ExecDeps(
+            work_dir=self._work_dir,
+            timeout=self._tool_timeout,
+            timeout_setting=TOOL_TIMEOUT_SETTING,
+        )
+        try:
+            return await tool.execute(json.dumps(request.input, ensure_ascii=False), deps)
+        except Exception as error:
+            _log.exception("tool %s failed", tool.name)
+            return Outcome(f'tool "{tool.name}" failed: {error}', is_error=True)
+
+    async def _keep_alive(self, replies: _ReplySet, stop: asyncio.Event) -> None:
+        while True:
+            try:
+                async with asyncio.timeout(self._keepalive_seconds):
+                    await stop.wait()
+                return
+            except TimeoutError:
+                await replies.send(EventStatus, block=StatusBody(phase=KEEPALIVE_PHASE))
+
+    async def _read(
+        self, delivery: Delivery, cls: type[_RequestT], protocol: ProtocolId
+    ) -> _RequestT | None:
+        try:
+            message = decode(
+                delivery.data, direction=Direction.TO_AGENT, max_size=self._max_message_size
+            )
+        except A2AError as error:
+            await self._refuse_message(delivery, error)
+            return None
+        if not isinstance(message, cls):
+            await self._refuse_message(
+                delivery,
+                InvalidMessage(
+                    f"{delivery.subject} takes {protocol} messages, not {message.protocol}"
+                ),
+            )
+            return None
+        return message
+
+    async def _refuse_message(self, delivery: Delivery, error: A2AError) -> None:
+        await self._answer(delivery.reply, b"", headers=service_error_headers(error))
+
+    async def _answer(
+        self, inbox: str, data: bytes, *, headers: dict[str, str] | None = None
+    ) -> None:
+        try:
+            await self._transport.publish(inbox, data, headers=headers)
+        except Exception:
+            _log.exception("answering on %s failed", inbox)

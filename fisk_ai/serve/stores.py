@@ -1,0 +1,81 @@
+"""The session store a command uses, from agent.yaml and the --state-dir flag."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fisk_ai import config
+from fisk_ai.errors import FiskError
+from fisk_ai.sessions import (
+    FileSessionStore,
+    SessionError,
+    SessionStore,
+    default_state_directory,
+    lookup_backend,
+)
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
+
+_log = logging.getLogger(__name__)
+
+
+def session_store_for(cfg: config.Config | None, state_dir: str | None) -> SessionStore:
+    """The configured session backend; ``--state-dir`` overrides the file backend's directory
+    and is refused with any other backend rather than silently ignored.
+
+    The jetstream backend reaches NATS through the configuration's ``nats_context`` (the selected
+    context when it is empty): the context file is read here, and the connection is made when
+    the store is first used and closed once it is idle.
+    """
+    if cfg is None:
+        return FileSessionStore(Path(state_dir) if state_dir else default_state_directory())
+    sessions = cfg.harness.sessions
+    options = sessions.backend_options
+    if sessions.backend is not config.StoreBackend.FILE:
+        if state_dir:
+            raise FiskError(
+                f"--state-dir applies only to the file session backend, and "
+                f"harness.sessions.backend is {sessions.backend.value}; drop the flag"
+            )
+        assert isinstance(options, config.JetStreamSessionsOptions)
+        return _jetstream_store(options.stream, cfg.nats_context)
+    assert isinstance(options, config.FileSessionsOptions)
+    # A relative directory resolves against the working directory, like every store path.
+    return FileSessionStore(Path(state_dir) if state_dir else Path(options.directory))
+
+
+def _jetstream_store(stream: str, nats_context: str) -> SessionStore:
+    from fisk_ai.broker.context import connect_options, jetstream_options, load_context
+
+    context = load_context(nats_context or None)
+
+    async def open_connection() -> NatsClient:
+        import nats
+
+        try:
+            return await nats.connect(
+                **connect_options(context), name="fisk-ai sessions", error_cb=_note_client_error
+            )
+        except (nats.errors.Error, OSError) as failure:
+            reason = str(failure).removeprefix("nats: ").strip() or type(failure).__name__
+            raise SessionError(
+                f"cannot reach NATS at {context.redacted_url} through NATS context "
+                f"{context.name} for the jetstream session backend ({reason}); check the "
+                "context's url and credentials"
+            ) from None
+
+    factory = lookup_backend(config.StoreBackend.JETSTREAM.value)
+    return factory(
+        stream=stream,
+        nats_context=context.name,
+        open_connection=open_connection,
+        jetstream_options=jetstream_options(context),
+    )
+
+
+async def _note_client_error(error: Exception) -> None:
+    # nats-py reports every failed attempt here; without a callback it prints a traceback.
+    _log.debug("session store NATS client error: %s", error)
