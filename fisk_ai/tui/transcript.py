@@ -1,0 +1,461 @@
+"""The transcript as a model of logical blocks, for a viewport that draws only the rows it shows.
+
+Every logical line lives once in a flat list, index-aligned with its block and its lowercased
+twin, so search addresses a line by index and appending costs only the new lines. Wrapping to a
+width is worked out lazily, per block, and kept per width: a resize re-wraps without rebuilding
+anything, and folding changes one block's row count rather than the whole layout.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fisk_ai.agent.events import (
+    Event,
+    PromptEvent,
+    StatusEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+)
+from fisk_ai.lineui.lines import RESULT_PREFIX, thinking_lines, tool_call_line, tool_result_text
+from fisk_ai.lineui.surface import warning_text
+from fisk_ai.util.sanitize import strip_control
+
+PROMPT_PREFIX = "> "
+WARNING_PREFIX = "warning: "
+ANSWER_MARKER = "--- answer ---"
+# Thinking folds only when it would take at least this many rows at the estimate width.
+THINKING_FOLD_ROWS = 6
+THINKING_ESTIMATE_WIDTH = 80
+TAB_WIDTH = 4
+
+
+class BlockKind(enum.StrEnum):
+    PROMPT = "prompt"
+    NARRATION = "narration"
+    THINKING = "thinking"
+    TOOL_CALL = "call"
+    TOOL_OUTPUT = "output"
+    ERROR = "error"
+    META = "meta"
+    WARNING = "warning"
+
+
+class RowKind(enum.StrEnum):
+    """How a row is styled: the kind of its block, or one of the rows the viewport adds."""
+
+    PROMPT = "prompt"
+    NARRATION = "narration"
+    THINKING = "thinking"
+    TOOL_CALL = "call"
+    TOOL_OUTPUT = "output"
+    ERROR = "error"
+    META = "meta"
+    WARNING = "warning"
+    PLACEHOLDER = "placeholder"
+    BLANK = "blank"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of logical lines ``[start, end)`` in the transcript. The first ``header`` lines stay
+    visible when the block is folded; the rest is its body."""
+
+    kind: BlockKind
+    start: int
+    end: int
+    header: int = 0
+    foldable: bool = False
+
+    @property
+    def body_size(self) -> int:
+        return self.end - self.start - self.header
+
+
+@dataclass(frozen=True)
+class Row:
+    """One screen row: its text, how to style it, the block and logical line it belongs to."""
+
+    text: str
+    kind: RowKind
+    block: int
+    line: int
+
+
+@dataclass(frozen=True)
+class Match:
+    line: int
+    block: int
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def placeholder_text(block: Block) -> str:
+    count = plural(block.body_size, "line")
+    if block.kind is BlockKind.THINKING:
+        return f"+ {count} of thinking (z to expand)"
+    if block.kind is BlockKind.ERROR:
+        return f"+ {count} of error output (Z to expand)"
+    return f"+ {count} of output (Z to expand)"
+
+
+def cell_width(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def wrap_line(text: str, width: int) -> list[str]:
+    """Cut a line into rows no wider than ``width`` cells, at the last space when there is one,
+    so a word is split only when it is longer than a row."""
+    width = max(width, 1)
+    if cell_width(text) <= width:
+        return [text]
+    if not text.isascii():
+        return _wrap_cells(text, width)
+    rows = []
+    rest = text
+    while len(rest) > width:
+        cut = rest.rfind(" ", 1, width + 1)
+        if cut <= 0:
+            rows.append(rest[:width])
+            rest = rest[width:]
+        else:
+            rows.append(rest[:cut])
+            rest = rest[cut + 1 :]
+    rows.append(rest)
+    return rows
+
+
+def _wrap_cells(text: str, width: int) -> list[str]:
+    from rich.cells import get_character_cell_size
+
+    rows = []
+    row: list[str] = []
+    used = 0
+    for character in text:
+        size = get_character_cell_size(character)
+        if used + size > width and row:
+            rows.append("".join(row))
+            row, used = [], 0
+        row.append(character)
+        used += size
+    rows.append("".join(row))
+    return rows
+
+
+def _estimated_rows(lines: Iterable[str], width: int) -> int:
+    return sum(max(1, math.ceil(len(line) / width)) for line in lines)
+
+
+def _text_lines(text: str) -> list[str]:
+    return strip_control(text).expandtabs(TAB_WIDTH).split("\n")
+
+
+class _Layout:
+    """Row counts per block at one width, with prefix sums rebuilt lazily from the first
+    block that changed."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.rows: list[int] = []
+        self.starts: list[int] = []
+        self.valid = 0
+        self.line_rows: dict[int, list[str]] = {}
+
+    def invalidate(self, block: int) -> None:
+        self.valid = min(self.valid, block)
+
+
+class Transcript:
+    """The logical transcript: blocks of plain lines with their folding state."""
+
+    def __init__(self, *, output_folded: bool = True, thinking_folded: bool = True) -> None:
+        self.lines: list[str] = []
+        self._lowered: list[str] = []
+        self._line_block: list[int] = []
+        self.blocks: list[Block] = []
+        self._folded: list[bool] = []
+        self.output_folded = output_folded
+        self.thinking_folded = thinking_folded
+        self._layouts: dict[int, _Layout] = {}
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def line_count(self) -> int:
+        return len(self.lines)
+
+    def add_event(self, event: Event) -> None:
+        """Add what one agent event shows; status events show nothing here."""
+        if isinstance(event, PromptEvent):
+            self.add_prompt(event.text)
+        elif isinstance(event, TextEvent):
+            if event.final:
+                self.add_block(BlockKind.META, [ANSWER_MARKER])
+            self.add_block(BlockKind.NARRATION, _text_lines(event.text))
+        elif isinstance(event, ThinkingEvent):
+            self.add_thinking(event.text)
+        elif isinstance(event, ToolCallEvent):
+            self.add_block(BlockKind.TOOL_CALL, [tool_call_line(event)])
+        elif isinstance(event, ToolResultEvent):
+            kind = BlockKind.ERROR if event.is_error else BlockKind.TOOL_OUTPUT
+            body = tool_result_text(event).expandtabs(TAB_WIDTH).split("\n")
+            self.add_block(kind, [RESULT_PREFIX, *body], header=1, foldable=True)
+        elif isinstance(event, WarningEvent):
+            self.add_block(BlockKind.WARNING, [WARNING_PREFIX + warning_text(event)])
+        elif isinstance(event, StatusEvent):
+            return
+
+    def add_events(self, events: Iterable[Event]) -> None:
+        for event in events:
+            self.add_event(event)
+
+    def add_prompt(self, text: str) -> None:
+        lines = _text_lines(text)
+        self.add_block(BlockKind.PROMPT, [PROMPT_PREFIX + lines[0], *lines[1:]])
+
+    def add_thinking(self, text: str) -> None:
+        lines = thinking_lines(text)
+        if not lines:
+            return
+        foldable = _estimated_rows(lines, THINKING_ESTIMATE_WIDTH) >= THINKING_FOLD_ROWS
+        self.add_block(BlockKind.THINKING, lines, foldable=foldable)
+
+    def add_meta(self, text: str) -> None:
+        self.add_block(BlockKind.META, _text_lines(text))
+
+    def add_block(
+        self, kind: BlockKind, lines: list[str], *, header: int = 0, foldable: bool = False
+    ) -> int:
+        """Append a block of already sanitised lines and return its index."""
+        index = len(self.blocks)
+        start = len(self.lines)
+        self.lines.extend(lines)
+        self._lowered.extend(line.casefold() for line in lines)
+        self._line_block.extend([index] * len(lines))
+        block = Block(kind, start, len(self.lines), header, foldable and len(lines) > header)
+        self.blocks.append(block)
+        self._folded.append(block.foldable and self._folds_by_default(kind))
+        return index
+
+    def _folds_by_default(self, kind: BlockKind) -> bool:
+        if kind is BlockKind.THINKING:
+            return self.thinking_folded
+        return self.output_folded
+
+    def is_folded(self, block: int) -> bool:
+        return self._folded[block]
+
+    def set_folded(self, block: int, folded: bool) -> None:
+        if not self.blocks[block].foldable or self._folded[block] == folded:
+            return
+        self._folded[block] = folded
+        for layout in self._layouts.values():
+            layout.invalidate(block)
+
+    def toggle_block(self, block: int) -> bool:
+        """Fold or unfold one block; returns whether it is folded now."""
+        self.set_folded(block, not self._folded[block])
+        return self._folded[block]
+
+    def toggle_thinking(self) -> bool:
+        """``z``: fold or unfold every thinking block; returns whether thinking is folded now."""
+        self.thinking_folded = not self.thinking_folded
+        self._fold_all({BlockKind.THINKING}, self.thinking_folded)
+        return self.thinking_folded
+
+    def toggle_output(self) -> bool:
+        """``Z``: fold or unfold every tool output; returns whether output is folded now."""
+        self.output_folded = not self.output_folded
+        self._fold_all({BlockKind.TOOL_OUTPUT, BlockKind.ERROR}, self.output_folded)
+        return self.output_folded
+
+    def _fold_all(self, kinds: set[BlockKind], folded: bool) -> None:
+        for index, block in enumerate(self.blocks):
+            if block.kind in kinds and block.foldable:
+                self._folded[index] = folded
+        for layout in self._layouts.values():
+            layout.invalidate(0)
+
+    def block_of_line(self, line: int) -> int:
+        return self._line_block[line]
+
+    def search(self, query: str) -> list[Match]:
+        """Every line holding ``query``, case-insensitively, folded or not, in order."""
+        needle = query.casefold()
+        if not needle:
+            return []
+        blocks = self._line_block
+        return [
+            Match(index, blocks[index])
+            for index, line in enumerate(self._lowered)
+            if needle in line
+        ]
+
+    def reveal(self, line: int) -> None:
+        """Unfold the block holding ``line`` when the line is inside its folded body."""
+        index = self._line_block[line]
+        block = self.blocks[index]
+        if self._folded[index] and line >= block.start + block.header:
+            self.set_folded(index, False)
+
+    def block_text(self, block: int) -> str:
+        """A block as logical text: its lines without wrap breaks, its folded body left out."""
+        entry = self.blocks[block]
+        end = entry.start + entry.header if self._folded[block] else entry.end
+        return "\n".join(self.lines[entry.start : end])
+
+    def text(self) -> str:
+        """The whole transcript as logical text; fully folded blocks leave nothing behind."""
+        parts = [self.block_text(index) for index in range(len(self.blocks))]
+        return "\n".join(part for part in parts if part)
+
+    def prompt_blocks(self) -> list[int]:
+        return [index for index, block in enumerate(self.blocks) if block.kind is BlockKind.PROMPT]
+
+    def _layout(self, width: int) -> _Layout:
+        layout = self._layouts.get(width)
+        if layout is None:
+            layout = _Layout(width)
+            # Only the widths in use matter; an old width is unlikely to come back soon.
+            if len(self._layouts) >= 4:
+                self._layouts.pop(next(iter(self._layouts)))
+            self._layouts[width] = layout
+        self._bring_up_to_date(layout)
+        return layout
+
+    def _bring_up_to_date(self, layout: _Layout) -> None:
+        count = len(self.blocks)
+        if layout.valid >= count and len(layout.rows) == count:
+            return
+        del layout.rows[layout.valid :]
+        del layout.starts[layout.valid :]
+        total = layout.starts[-1] + layout.rows[-1] if layout.rows else 0
+        for index in range(layout.valid, count):
+            rows = self._block_row_count(index, layout)
+            layout.starts.append(total)
+            layout.rows.append(rows)
+            total += rows
+        layout.valid = count
+
+    def _spacer(self, index: int) -> int:
+        """A blank row before a prompt or narration, so prose stands apart from tool groups;
+        none between a marker line and the prose it introduces."""
+        if index == 0:
+            return 0
+        kind = self.blocks[index].kind
+        if kind is BlockKind.NARRATION and self.blocks[index - 1].kind is BlockKind.META:
+            return 0
+        return 1 if kind in (BlockKind.PROMPT, BlockKind.NARRATION) else 0
+
+    def _wrapped(self, line: int, layout: _Layout) -> list[str]:
+        cached = layout.line_rows.get(line)
+        if cached is None:
+            cached = wrap_line(self.lines[line], layout.width)
+            if len(cached) > 1:
+                layout.line_rows[line] = cached
+        return cached
+
+    def _line_row_count(self, line: int, layout: _Layout) -> int:
+        text = self.lines[line]
+        if len(text) <= layout.width and text.isascii():
+            return 1
+        return len(self._wrapped(line, layout))
+
+    def _block_row_count(self, index: int, layout: _Layout) -> int:
+        block = self.blocks[index]
+        rows = self._spacer(index)
+        if self._folded[index]:
+            shown_end = block.start + block.header
+            rows += 1
+        else:
+            shown_end = block.end
+        for line in range(block.start, shown_end):
+            rows += self._line_row_count(line, layout)
+        return rows
+
+    def row_count(self, width: int) -> int:
+        layout = self._layout(width)
+        if not layout.rows:
+            return 0
+        return layout.starts[-1] + layout.rows[-1]
+
+    def block_at_row(self, row: int, width: int) -> int:
+        layout = self._layout(width)
+        return max(0, bisect_right(layout.starts, row) - 1)
+
+    def block_first_row(self, block: int, width: int) -> int:
+        """The first row of a block's own text, after any spacer."""
+        return self._layout(width).starts[block] + self._spacer(block)
+
+    def block_last_row(self, block: int, width: int) -> int:
+        layout = self._layout(width)
+        return layout.starts[block] + layout.rows[block] - 1
+
+    def line_row(self, line: int, width: int) -> int:
+        """The first row a logical line takes, or its block's placeholder when it is folded."""
+        layout = self._layout(width)
+        index = self._line_block[line]
+        block = self.blocks[index]
+        row = layout.starts[index] + self._spacer(index)
+        shown_end = block.start + block.header if self._folded[index] else block.end
+        for earlier in range(block.start, min(line, shown_end)):
+            row += self._line_row_count(earlier, layout)
+        return row
+
+    def rows(self, start: int, count: int, width: int) -> list[Row]:
+        """The rows ``[start, start + count)`` at ``width``; fewer at the end of the transcript."""
+        layout = self._layout(width)
+        result: list[Row] = []
+        if not layout.rows or count <= 0:
+            return result
+        index = max(0, bisect_right(layout.starts, start) - 1)
+        skip = start - layout.starts[index]
+        while index < len(self.blocks) and len(result) < count:
+            result.extend(self._block_rows(index, layout, skip, count - len(result)))
+            skip = 0
+            index += 1
+        return result
+
+    def _block_rows(self, index: int, layout: _Layout, skip: int, limit: int) -> list[Row]:
+        """Up to ``limit`` rows of one block, leaving out its first ``skip`` rows; the skipped
+        lines are counted, not wrapped, so a long expanded output stays cheap to page through."""
+        block = self.blocks[index]
+        rows: list[Row] = []
+        if self._spacer(index):
+            if skip:
+                skip -= 1
+            else:
+                rows.append(Row("", RowKind.BLANK, index, block.start))
+        kind = RowKind(block.kind.value)
+        folded = self._folded[index]
+        shown_end = block.start + block.header if folded else block.end
+        line = block.start
+        while line < shown_end and skip:
+            taken = self._line_row_count(line, layout)
+            if taken > skip:
+                break
+            skip -= taken
+            line += 1
+        while line < shown_end and len(rows) < limit:
+            wrapped = self._wrapped(line, layout)
+            for text in wrapped[skip:]:
+                rows.append(Row(text, kind, index, line))
+            skip = 0
+            line += 1
+        if folded and len(rows) < limit and not skip:
+            rows.append(Row(placeholder_text(block), RowKind.PLACEHOLDER, index, shown_end))
+        return rows[:limit]

@@ -1,0 +1,342 @@
+"""The transcript viewport: a Line API widget that draws only the rows on screen."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+from rich.segment import Segment
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from fisk_ai.agent.events import Event
+from fisk_ai.tui.transcript import Match, Row, RowKind, Transcript
+
+COPY_FILE_NAME = "transcript-copy.txt"
+
+
+def default_copy_directory() -> Path:
+    """Where a copy is also written, for terminals that ignore OSC 52."""
+    state_home = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(state_home) if state_home and Path(state_home).is_absolute() else None
+    return (base or Path.home() / ".local" / "state") / "fisk-ai"
+
+
+class TranscriptView(ScrollView, can_focus=True):
+    """Shows a :class:`Transcript`; appending, folding and searching change the model and
+    refresh only what moved."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "transcript--prompt",
+        "transcript--narration",
+        "transcript--thinking",
+        "transcript--call",
+        "transcript--output",
+        "transcript--error",
+        "transcript--meta",
+        "transcript--warning",
+        "transcript--placeholder",
+        "transcript--blank",
+        "transcript--focused",
+        "transcript--match",
+    }
+
+    DEFAULT_CSS = """
+    TranscriptView {
+        background: $surface;
+        scrollbar-gutter: stable;
+        & > .transcript--prompt { text-style: bold; }
+        & > .transcript--narration { }
+        & > .transcript--thinking { color: $text-muted; text-style: dim; }
+        & > .transcript--call { color: ansi_bright_cyan; }
+        & > .transcript--output { }
+        & > .transcript--error { color: $text-error; }
+        & > .transcript--meta { color: $text-muted; }
+        & > .transcript--warning { color: $text-warning; }
+        & > .transcript--placeholder { color: $text-muted; text-style: italic; }
+        & > .transcript--blank { }
+        & > .transcript--focused { background: $boost; }
+        & > .transcript--match { background: $warning 40%; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("g,home", "top", "Top", show=False),
+        Binding("G,end", "bottom", "Bottom", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("up", "focus_previous_block", "Previous block", show=False),
+        Binding("down", "focus_next_block", "Next block", show=False),
+        Binding("left_square_bracket", "previous_prompt", "Previous prompt", show=False),
+        Binding("right_square_bracket", "next_prompt", "Next prompt", show=False),
+        Binding("z", "toggle_thinking", "Fold thinking"),
+        Binding("Z", "toggle_output", "Fold output"),
+        Binding("enter,space", "toggle_block", "Fold block", show=False),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match", "Next match", show=False),
+        Binding("N", "previous_match", "Previous match", show=False),
+        Binding("y", "copy_all", "Copy transcript", show=False),
+        Binding("c", "copy_block", "Copy block", show=False),
+    ]
+
+    class SearchRequested(Message):
+        """The operator pressed ``/``; the screen asks for the text and calls ``search``."""
+
+    def __init__(
+        self,
+        transcript: Transcript | None = None,
+        *,
+        copy_directory: Path | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.transcript = transcript if transcript is not None else Transcript()
+        self.copy_directory = copy_directory
+        self.following = True
+        """Whether new rows scroll into view; off once the operator scrolls up."""
+        self.focused_block: int | None = None
+        self.matches: list[Match] = []
+        self.match_index = -1
+        self.search_text = ""
+        self._width = 0
+        self._window: tuple[int, int, int, list[Row]] | None = None
+
+    @property
+    def row_width(self) -> int:
+        return max(self.scrollable_content_region.width, 1)
+
+    def _sync_size(self) -> None:
+        width = self.row_width
+        self._width = width
+        self._window = None
+        self.virtual_size = Size(width, self.transcript.row_count(width))
+
+    def on_mount(self) -> None:
+        self._sync_size()
+
+    def on_resize(self) -> None:
+        # Keep the logical line at the top in place: its row moves when the width re-wraps.
+        top_line = self._top_line() if self._width and not self.following else None
+        self._sync_size()
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+        elif top_line is not None:
+            row = self.transcript.line_row(top_line, self._width)
+            self.scroll_to(y=row, animate=False, immediate=True)
+
+    def append(self, events: Iterable[Event]) -> None:
+        """Add a batch of events; only the new blocks are measured."""
+        self.transcript.add_events(events)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._sync_size()
+        self.refresh()
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # Reaching the bottom by any means follows the tail again, like following a file.
+        self.following = round(new_value) >= self.max_scroll_y
+
+    def _visible_rows(self) -> list[Row]:
+        if self.row_width != self._width:
+            self._sync_size()
+        top = round(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
+        window = self._window
+        if window is None or window[0] != top or window[1] != height or window[2] != self._width:
+            rows = self.transcript.rows(top, height, self._width)
+            window = (top, height, self._width, rows)
+            self._window = window
+        return window[3]
+
+    def render_line(self, y: int) -> Strip:
+        rows = self._visible_rows()
+        width = self._width
+        if y >= len(rows):
+            return Strip.blank(width, self.rich_style)
+        row = rows[y]
+        style = self.rich_style + self.get_component_rich_style(f"transcript--{row.kind.value}")
+        if row.block == self.focused_block and row.kind is not RowKind.BLANK:
+            style += self.get_component_rich_style("transcript--focused")
+        if self._is_current_match(row):
+            style += self.get_component_rich_style("transcript--match")
+        # Untrusted text goes out as a plain segment: it is never parsed as markup.
+        strip = Strip([Segment(row.text, style)])
+        return strip.extend_cell_length(width, self.rich_style).crop(0, width)
+
+    def _is_current_match(self, row: Row) -> bool:
+        if not (0 <= self.match_index < len(self.matches)):
+            return False
+        return row.line == self.matches[self.match_index].line and row.kind is not RowKind.BLANK
+
+    def action_top(self) -> None:
+        self.scroll_home(animate=False, immediate=True)
+
+    def action_bottom(self) -> None:
+        self.scroll_end(animate=False, immediate=True)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def _show_block(self, block: int) -> None:
+        self.focused_block = block
+        row = self.transcript.block_first_row(block, self._width)
+        height = self.scrollable_content_region.height
+        if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):
+            self.scroll_to(y=row, animate=False, immediate=True)
+        self.refresh()
+
+    def _current_block(self) -> int:
+        """The focused block while any of it is on screen, else the block at the top."""
+        top = round(self.scroll_offset.y)
+        if self.focused_block is not None:
+            first = self.transcript.block_first_row(self.focused_block, self._width)
+            last = self.transcript.block_last_row(self.focused_block, self._width)
+            if first < top + self.scrollable_content_region.height and last >= top:
+                return self.focused_block
+        return self.transcript.block_at_row(top, self._width)
+
+    def action_focus_previous_block(self) -> None:
+        if len(self.transcript):
+            self._show_block(max(0, self._current_block() - 1))
+
+    def action_focus_next_block(self) -> None:
+        if len(self.transcript):
+            self._show_block(min(len(self.transcript) - 1, self._current_block() + 1))
+
+    def action_previous_prompt(self) -> None:
+        current = self._current_block()
+        earlier = [block for block in self.transcript.prompt_blocks() if block < current]
+        if earlier:
+            self._show_block(earlier[-1])
+
+    def action_next_prompt(self) -> None:
+        current = self._current_block()
+        later = [block for block in self.transcript.prompt_blocks() if block > current]
+        if later:
+            self._show_block(later[0])
+
+    def action_toggle_thinking(self) -> None:
+        folded = self.transcript.toggle_thinking()
+        self._changed_keeping_place()
+        self.notify("thinking folded" if folded else "thinking expanded", timeout=2)
+
+    def action_toggle_output(self) -> None:
+        folded = self.transcript.toggle_output()
+        self._changed_keeping_place()
+        self.notify("output folded" if folded else "output expanded", timeout=2)
+
+    def action_toggle_block(self) -> None:
+        if not len(self.transcript):
+            return
+        self.focused_block = self._current_block()
+        self.transcript.toggle_block(self.focused_block)
+        self._changed_keeping_place()
+
+    def _changed_keeping_place(self) -> None:
+        anchor = self.focused_block
+        self._sync_size()
+        self.refresh()
+        if anchor is not None:
+            self._show_block(anchor)
+        elif self.following:
+            self.scroll_end(animate=False, immediate=True)
+
+    def action_search(self) -> None:
+        self.post_message(self.SearchRequested())
+
+    def search(self, query: str) -> int:
+        """Find ``query`` case-insensitively, show the first match at or after the view, and
+        return the number of matching lines; an empty query repeats the last search."""
+        if query:
+            self.search_text = query
+        self.matches = self.transcript.search(self.search_text)
+        self.match_index = -1
+        if not self.matches:
+            self.refresh()
+            return 0
+        top_line = self._top_line()
+        following = [i for i, match in enumerate(self.matches) if match.line >= top_line]
+        self._go_to_match(following[0] if following else 0)
+        return len(self.matches)
+
+    def _top_line(self) -> int:
+        rows = self.transcript.rows(round(self.scroll_offset.y), 1, self._width)
+        return rows[0].line if rows else 0
+
+    def action_next_match(self) -> None:
+        if self.matches:
+            self._go_to_match((self.match_index + 1) % len(self.matches))
+
+    def action_previous_match(self) -> None:
+        if self.matches:
+            self._go_to_match((self.match_index - 1) % len(self.matches))
+
+    def _go_to_match(self, index: int) -> None:
+        self.match_index = index
+        match = self.matches[index]
+        self.transcript.reveal(match.line)
+        self._sync_size()
+        self.focused_block = match.block
+        row = self.transcript.line_row(match.line, self._width)
+        height = self.scrollable_content_region.height
+        if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
+        self.refresh()
+
+    @property
+    def match_label(self) -> str:
+        """``3/12`` for the current match, or an empty string when nothing matched."""
+        if not self.matches:
+            return ""
+        return f"{self.match_index + 1}/{len(self.matches)}"
+
+    def copy_block(self) -> str:
+        """Copy the focused block as logical text and return it."""
+        block = self._current_block() if len(self.transcript) else None
+        text = "" if block is None else self.transcript.block_text(block)
+        return self._copy(text)
+
+    def copy_all(self) -> str:
+        """Copy the whole transcript as logical text, folded content left out, and return it."""
+        return self._copy(self.transcript.text())
+
+    def action_copy_block(self) -> None:
+        self.copy_block()
+
+    def action_copy_all(self) -> None:
+        self.copy_all()
+
+    def _copy(self, text: str) -> str:
+        self.app.copy_to_clipboard(text)
+        self._write_copy_file(text)
+        count = text.count("\n") + 1 if text else 0
+        self.notify(f"sent {count} lines to clipboard", timeout=2)
+        return text
+
+    def _write_copy_file(self, text: str) -> None:
+        directory = self.copy_directory or default_copy_directory()
+        path = directory / COPY_FILE_NAME
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            # Unlink first and create exclusively, so a planted symlink is dropped, not followed.
+            path.unlink(missing_ok=True)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError:
+            # The clipboard already has it; the file is only a fallback.
+            return
