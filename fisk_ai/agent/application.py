@@ -6,7 +6,7 @@ rather than in either command.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fisk_ai import config
@@ -14,6 +14,7 @@ from fisk_ai.tools.builtin.hitl import hitl_source
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import LoadedApplication, load_application
 from fisk_ai.tools.gating import confirm_trigger, unmatched_confirm_tags
+from fisk_ai.tools.remote import RemoteHost, name_remote_tools
 from fisk_ai.tools.selection import ToolFilter
 from fisk_ai.tools.toolset import ToolSet, ToolSource
 
@@ -73,13 +74,21 @@ async def load_application_tools(cfg: config.Config) -> ApplicationTools:
     return ApplicationTools(application=application, gates=gates, warnings=tuple(warnings))
 
 
-def run_tool_set(cfg: config.Config, application_tools: ApplicationTools) -> ToolSet:
+def run_tool_set(
+    cfg: config.Config,
+    application_tools: ApplicationTools,
+    remote_hosts: Sequence[RemoteHost] = (),
+) -> ToolSet:
     """Every tool a run under ``cfg`` offers, in the fixed assembly order: the application's
-    commands, then the human-in-the-loop tools. A name collision aborts, naming both."""
+    commands, then the human-in-the-loop tools, then the tools of ``remote_hosts`` (named
+    against everything before them). A name collision aborts, naming both."""
     sources: list[ToolSource] = []
     application = application_tools.application
     if application is not None:
         sources.append(ToolSource(f"application_path {application.app_path}", application.tools))
     if cfg.harness.human_in_the_loop.enabled:
         sources.append(hitl_source())
+    if remote_hosts:
+        taken = {tool.name for source in sources for tool in source.tools}
+        sources += name_remote_tools(remote_hosts, taken)
     return ToolSet(sources)

@@ -155,7 +155,8 @@ class RunResult:
     """How a turn ended, with the conversation's totals folded from its journal.
 
     ``answer`` is the model's final text when it completed; ``message`` says why it stopped
-    otherwise. ``usage``, ``llm_calls`` and ``tool_calls`` cover the whole conversation.
+    otherwise. ``usage``, ``llm_calls``, ``tool_calls`` and ``remote_tool_calls`` (the calls
+    another agent ran) cover the whole conversation.
     """
 
     stop_reason: StopReason
@@ -165,6 +166,7 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     llm_calls: int = 0
     tool_calls: int = 0
+    remote_tool_calls: int = 0
 
 
 class Runner:
@@ -463,6 +465,7 @@ class Runner:
             usage=conversation.usage,
             llm_calls=conversation.llm_calls,
             tool_calls=conversation.tool_calls,
+            remote_tool_calls=conversation.remote_tool_calls,
         )
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fisk_ai.cli.flags import add_common_flags
+
+if TYPE_CHECKING:
+    from fisk_ai.lineui.info import InfoReport
 
 DEFAULT_CONFIG = "agent.yaml"
 
@@ -36,13 +39,20 @@ def register(subcommands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from fisk_ai.agent.application import load_application_tools, run_tool_set
+    from fisk_ai.agent.application import load_application_tools
     from fisk_ai.config import Mode, load
-    from fisk_ai.lineui.info import build_report, print_rich, render_plain
+    from fisk_ai.lineui.info import build_report, info_tool_set, print_rich, render_plain
+    from fisk_ai.serve.remote import import_remote_tools
 
     cfg = load(args.config, Mode.LENIENT)
-    application_tools = asyncio.run(load_application_tools(cfg))
-    report = build_report(cfg, application_tools, run_tool_set(cfg, application_tools))
+
+    async def gather() -> InfoReport:
+        application_tools = await load_application_tools(cfg)
+        async with import_remote_tools(cfg, strict=False) as remote:
+            tool_set, collision = info_tool_set(cfg, application_tools, remote)
+            return build_report(cfg, application_tools, tool_set, remote, collision)
+
+    report = asyncio.run(gather())
     if args.no_color or not sys.stdout.isatty():
         sys.stdout.write(render_plain(report))
     else:

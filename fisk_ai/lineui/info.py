@@ -7,12 +7,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, TextIO
 
 from fisk_ai.tools.base import Confirmable
+from fisk_ai.tools.remote import RemoteTool
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.agent.application import ApplicationTools
     from fisk_ai.config import Config
+    from fisk_ai.serve.remote import RemoteImport
     from fisk_ai.tools.toolset import ToolSet
 
 DESCRIPTION_LIMIT = 50
@@ -63,14 +65,36 @@ class InfoReport:
     global_flags: tuple[GlobalFlagRow, ...]
     prompt: str
     warnings: tuple[str, ...]
+    remote_hosts: tuple[str, ...] = ()
+    """One status line per remote_tools entry: its tool count, or why it is unavailable."""
 
 
 TOOL_HEADERS = ("TOOL", "SOURCE", "GATE", "DESCRIPTION", "TAGS")
 
 
-def build_report(cfg: Config, application_tools: ApplicationTools, tool_set: ToolSet) -> InfoReport:
-    """The report for one configuration, the application tools it yields and the whole set a
-    run would offer."""
+def info_tool_set(
+    cfg: Config, application_tools: ApplicationTools, remote: RemoteImport
+) -> tuple[ToolSet, str]:
+    """The set a run would offer, and the collision that would fail the run among the remote
+    tools: ``fisk info`` reports it and lists the rest, where a run would stop."""
+    from fisk_ai.agent.application import run_tool_set
+    from fisk_ai.tools.toolset import ToolCollisionError
+
+    try:
+        return run_tool_set(cfg, application_tools, remote.hosts), ""
+    except ToolCollisionError as exc:
+        return run_tool_set(cfg, application_tools), str(exc)
+
+
+def build_report(
+    cfg: Config,
+    application_tools: ApplicationTools,
+    tool_set: ToolSet,
+    remote: RemoteImport | None = None,
+    collision: str = "",
+) -> InfoReport:
+    """The report for one configuration, the application tools it yields, the whole set a
+    run would offer, and what its remote_tools hosts answered."""
     from fisk_ai.config import FileMemoryOptions, FileSessionsOptions
 
     sections: list[Section] = []
@@ -113,7 +137,7 @@ def build_report(cfg: Config, application_tools: ApplicationTools, tool_set: Too
     tools = tuple(
         ToolRow(
             name=tool.name,
-            source="local",
+            source=tool.alias if isinstance(tool, RemoteTool) else "local",
             gate=application_tools.gates.get(tool.name, ""),
             description=tool.description,
             tags=tuple(tool.tags) if isinstance(tool, Confirmable) else (),
@@ -129,7 +153,12 @@ def build_report(cfg: Config, application_tools: ApplicationTools, tool_set: Too
         tools=tools,
         global_flags=global_flags,
         prompt=cfg.system_prompt,
-        warnings=application_tools.warnings,
+        warnings=(
+            *application_tools.warnings,
+            *(remote.warnings if remote else ()),
+            *((collision,) if collision else ()),
+        ),
+        remote_hosts=tuple(status.line for status in (remote.statuses if remote else ())),
     )
 
 
@@ -180,6 +209,11 @@ def render_plain(report: InfoReport) -> str:
     """The report as plain text: no escape sequences, stable for pipes and diffs."""
     blocks = [_plain_section(section) for section in report.sections]
     blocks.append(_plain_tools(report.tools))
+    if report.remote_hosts:
+        blocks.append(
+            "Remote tool hosts:\n"
+            + "\n".join(f"  {single_line(line)}" for line in report.remote_hosts)
+        )
     if report.global_flags:
         blocks.append(_plain_global_flags(report.global_flags))
     blocks.append(_plain_prompt(report.prompt))
@@ -256,6 +290,12 @@ def print_rich(report: InfoReport, file: TextIO) -> None:
     console.print(Text("Tools:", style="bold underline"))
     console.print(table if report.tools else Text("  (no tools)"))
     console.print()
+
+    if report.remote_hosts:
+        console.print(Text("Remote tool hosts:", style="bold underline"))
+        for line in report.remote_hosts:
+            console.print(Text("  " + single_line(line)))
+        console.print()
 
     if report.global_flags:
         console.print(Text("Global flags:", style="bold underline"))

@@ -53,16 +53,20 @@ async def _run(options: RunOptions) -> int:
     from fisk_ai.agent.resources import build_provider
     from fisk_ai.agent.runner import Runner, settings_from_config
     from fisk_ai.config import Mode, load
+    from fisk_ai.serve.remote import import_remote_tools
     from fisk_ai.serve.stores import session_store_for
 
     started = time.monotonic()
     cfg = load(options.config, Mode.AGENT)
     provider = build_provider(cfg, options.provider)
+    # The remote_tools connection is lent to the imported tools for the whole run.
+    connections = contextlib.AsyncExitStack()
     try:
         application_tools = await load_application_tools(cfg)
-        for warning in application_tools.warnings:
+        remote = await connections.enter_async_context(import_remote_tools(cfg, strict=True))
+        for warning in (*application_tools.warnings, *remote.warnings):
             _stderr(f"warning: {single_line(warning)}")
-        tools = run_tool_set(cfg, application_tools)
+        tools = run_tool_set(cfg, application_tools, remote.hosts)
         store = session_store_for(cfg, options.state_dir)
         surface = LineSurface(
             sys.stderr,
@@ -95,6 +99,7 @@ async def _run(options: RunOptions) -> int:
                         _stderr(resume_hint(runner.session_id))
                     return EXIT_INTERRUPTED
     finally:
+        await connections.aclose()
         await provider.aclose()
 
     answer = result.answer if result.stop_reason is StopReason.COMPLETED else ""
@@ -110,7 +115,7 @@ def _report(result: RunResult, model: str, latency: timedelta, options: RunOptio
         model=model,
         llm_calls=result.llm_calls,
         tool_calls=result.tool_calls,
-        remote_tool_calls=0,
+        remote_tool_calls=result.remote_tool_calls,
         usage=result.usage,
         latency=latency,
     )
