@@ -13,6 +13,7 @@ import os
 from typing import TextIO
 
 from fisk_ai.lineui.lines import CALL_PREFIX
+from fisk_ai.multiplex import PaneState, Reporter
 from fisk_ai.tools.questions import (
     Answer,
     ApprovalChoice,
@@ -35,12 +36,22 @@ APPROVAL_CHOICES = (
 )
 
 
+def blocked_reason(question: Question) -> str:
+    """What a watching operator needs to know about a question, in one line."""
+    if isinstance(question, ApprovalQuestion):
+        return f"approve {question.command} ({question.trigger})"
+    return question.question
+
+
 class TerminalPrompter:
     """Asks on ``output`` (stderr) and reads the answer from ``input`` (stdin), one at a time."""
 
-    def __init__(self, input_stream: TextIO, output_stream: TextIO) -> None:
+    def __init__(
+        self, input_stream: TextIO, output_stream: TextIO, *, reporter: Reporter | None = None
+    ) -> None:
         self._input = input_stream
         self._output = output_stream
+        self._reporter = reporter
         self._pending: asyncio.Future[str] | None = None
         self._lock = asyncio.Lock()
 
@@ -57,14 +68,23 @@ class TerminalPrompter:
 
     async def ask(self, question: Question) -> Answer:
         async with self._lock:
-            if isinstance(question, ApprovalQuestion):
-                return await self._approve(question)
-            if isinstance(question, ConfirmQuestion):
-                reply = await self._read(f"\n{single_line(question.question, 500)} [y/N]: ")
-                return reply.strip().lower() in ("y", "yes")
-            if isinstance(question, SelectQuestion):
-                return await self._select(question)
-            return await self._input_text(question)
+            if self._reporter is not None:
+                self._reporter.report(PaneState.BLOCKED, blocked_reason(question))
+            try:
+                return await self._ask(question)
+            finally:
+                if self._reporter is not None:
+                    self._reporter.report(PaneState.WORKING)
+
+    async def _ask(self, question: Question) -> Answer:
+        if isinstance(question, ApprovalQuestion):
+            return await self._approve(question)
+        if isinstance(question, ConfirmQuestion):
+            reply = await self._read(f"\n{single_line(question.question, 500)} [y/N]: ")
+            return reply.strip().lower() in ("y", "yes")
+        if isinstance(question, SelectQuestion):
+            return await self._select(question)
+        return await self._input_text(question)
 
     async def _approve(self, question: ApprovalQuestion) -> ApprovalChoice:
         command = single_line(question.command)

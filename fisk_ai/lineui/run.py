@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import signal
 import sys
@@ -23,6 +24,7 @@ from fisk_ai.agent.runner import RunResult
 from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
 from fisk_ai.lineui.prompter import TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, write_answer
+from fisk_ai.multiplex import PaneState, Reporter, detect
 from fisk_ai.util.sanitize import single_line
 
 SUSPEND_NOTICE = "stop requested: finishing the current step; press ^C again to give up"
@@ -75,7 +77,9 @@ async def _run(options: RunOptions) -> int:
             verbose=options.verbose,
             width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
         )
-        prompter = TerminalPrompter(sys.stdin, sys.stderr)
+        reporter = Reporter(cfg.identity, detect(os.environ))
+        connections.push_async_callback(reporter.aclose)
+        prompter = TerminalPrompter(sys.stdin, sys.stderr, reporter=reporter)
         runner = Runner(
             settings_from_config(cfg, verbose=options.verbose),
             provider=provider,
@@ -85,6 +89,7 @@ async def _run(options: RunOptions) -> int:
             prompter=prompter,
         )
         async with runner:
+            reporter.report(PaneState.WORKING)
             turn = asyncio.ensure_future(
                 runner.resume(options.resume, force=options.force)
                 if options.resume
@@ -98,6 +103,8 @@ async def _run(options: RunOptions) -> int:
                     if runner.session_id:
                         _stderr(resume_hint(runner.session_id))
                     return EXIT_INTERRUPTED
+                finally:
+                    reporter.report(PaneState.IDLE)
     finally:
         await connections.aclose()
         await provider.aclose()

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from fisk_ai.lineui.prompter import TerminalPrompter
+from fisk_ai.multiplex import PaneReport, Reporter
 from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
@@ -119,3 +120,37 @@ def test_a_pipe_is_not_a_terminal() -> None:
     read_end, write_end = os.pipe()
     with os.fdopen(read_end, "r") as reader, os.fdopen(write_end, "w") as writer:
         assert TerminalPrompter(reader, writer).can_prompt() is False
+
+
+class RecordingPane:
+    """A multiplexer that keeps every report it is handed."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[str, str]] = []
+
+    async def deliver(self, report: PaneReport) -> None:
+        self.reports.append((report.state.value, report.reason))
+
+
+async def test_a_question_marks_the_pane_blocked_then_working(
+    terminal: tuple[int, io.TextIOWrapper],
+) -> None:
+    controller, reader = terminal
+    pane = RecordingPane()
+    reporter = Reporter("ops", pane)
+    prompter = TerminalPrompter(reader, io.StringIO(), reporter=reporter)
+    blocked_seen: list[tuple[str, str]] = []
+
+    async def answer_once_blocked() -> None:
+        await reporter.flush()
+        blocked_seen.extend(pane.reports)
+        os.write(controller, b"2\n")
+
+    answering = asyncio.ensure_future(answer_once_blocked())
+    assert await prompter.ask(APPROVAL) is ApprovalChoice.ONCE
+    await answering
+    await reporter.aclose()
+    assert blocked_seen == [("blocked", "approve stream rm (ai:confirm)")]
+    assert pane.reports[-1] == ("working", "")
