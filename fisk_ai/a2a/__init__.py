@@ -26,6 +26,7 @@ from fisk_ai.a2a.messages import (
     new_request,
     reply_to,
 )
+from fisk_ai.a2a.prompts_client import ask
 from fisk_ai.a2a.transport import (
     Delivery,
     Handler,
@@ -66,6 +67,7 @@ __all__ = [
     "UnexpectedProtocol",
     "UnknownEvent",
     "UnknownProtocol",
+    "ask",
     "cancel_subject",
     "decode",
     "discovery_subject",

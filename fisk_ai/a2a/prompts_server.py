@@ -1,0 +1,819 @@
+"""Answering prompts from other agents: one agent-loop turn per request.prompt.
+
+A caller sends a request.prompt on ``task.<identity>``. The engine opens the turn's cancel and
+elicit subscriptions, acknowledges (sequence 1, with the conversation token), then publishes the
+run's events in order and ends the reply set with a result or an error. Sequences advance only
+after a publish succeeded, so the set stays gap-free when one fails.
+
+A message that cannot be read as a request (malformed, oversized, of another protocol) is answered
+with the NATS service error headers and code 400. Anything refused after that is a negative ack
+followed by a terminal error carrying a code, since an ack on its own closes nothing.
+
+No conversation is held between turns. Each turn runs in a fresh Runner over the journal named
+``t-`` + sha256hex(identity + NUL + token), so any member of the queue group can take any turn.
+The Runner runs with interactive settings, which is what leaves a completed turn open for the
+next one (and its close journals the conversation as suspended between turns).
+
+A cancel sets the Runner's suspend event: the run parks at its next boundary and ends suspended.
+It also gives up a question in flight. Silence on a question until its window closes ends the run
+suspended too, whatever asked; the question is asked again when the conversation continues.
+
+A request.resume continues a conversation's run where it stopped, without a new prompt.
+request.answer and request.read are refused with ``rejected``: this build does not serve them
+yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, cast
+
+from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode
+from fisk_ai.a2a.errors import A2AError, InvalidMessage, MessageTooLarge
+from fisk_ai.a2a.events import event_reply
+from fisk_ai.a2a.messages import (
+    Ack,
+    Cancel,
+    Direction,
+    ElicitReplyApprove,
+    ElicitReplyConfirm,
+    ElicitReplyInput,
+    ElicitReplyNoOperator,
+    ElicitReplySelect,
+    ElicitRequestApprove,
+    ElicitRequestConfirm,
+    ElicitRequestInput,
+    ElicitRequestSelect,
+    ElicitWaiting,
+    ErrorCode,
+    EventStatus,
+    EventText,
+    EventToolResult,
+    Header,
+    Identity,
+    Message,
+    RequestAnswer,
+    RequestPrompt,
+    RequestRead,
+    RequestResume,
+    StatusBody,
+    StopReason,
+    TerminalError,
+    TerminalResult,
+    WireUsage,
+    reply_to,
+)
+from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
+from fisk_ai.a2a.transport import (
+    Delivery,
+    Subscription,
+    Transport,
+    cancel_subject,
+    elicit_subject,
+    service_error_headers,
+    task_subject,
+)
+from fisk_ai.agent.events import Event
+from fisk_ai.agent.hooks import Hooks
+from fisk_ai.agent.loop import AgentError, CurrentTools
+from fisk_ai.agent.loop import StopReason as RunStop
+from fisk_ai.agent.prompt import SystemPrompt
+from fisk_ai.agent.runner import AgentSettings, PromptDenied, Runner, RunResult
+from fisk_ai.llm.types import Provider
+from fisk_ai.sessions.errors import JournalLocked, ResumeRefused, SessionError, SessionNotFound
+from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.store import SessionStore
+from fisk_ai.tools.questions import (
+    Answer,
+    ApprovalChoice,
+    ApprovalQuestion,
+    ConfirmQuestion,
+    InputQuestion,
+    NoOperator,
+    Prompter,
+    Question,
+    QuestionInterrupted,
+    SelectQuestion,
+)
+from fisk_ai.tools.toolset import ToolSet
+from fisk_ai.util.ids import new_ksuid
+
+__all__ = [
+    "KEEPALIVE_INTERVAL",
+    "KEEPALIVE_PHASE",
+    "NOT_FOUND",
+    "PromptsServer",
+    "conversation_session_id",
+    "new_conversation_token",
+]
+
+KEEPALIVE_PHASE = "working"
+NOT_FOUND = 404
+
+_log = logging.getLogger(__name__)
+
+_ElicitReply = (
+    ElicitReplyApprove
+    | ElicitReplyConfirm
+    | ElicitReplySelect
+    | ElicitReplyInput
+    | ElicitReplyNoOperator
+)
+_UNSERVED = (RequestAnswer, RequestRead)
+_Turnable = RequestPrompt | RequestResume
+
+
+def new_conversation_token() -> str:
+    """A fresh conversation token: 128 random bits in the subject-safe alphabet."""
+    return secrets.token_urlsafe(16)
+
+
+def conversation_session_id(identity: str, token: str) -> str:
+    """The journal a conversation token names on agent ``identity``."""
+    digest = hashlib.sha256(f"{identity}\x00{token}".encode()).hexdigest()
+    return f"t-{digest}"
+
+
+class _Gone(A2AError):
+    """An answer to a question nobody is waiting on any more."""
+
+    default_service_code = NOT_FOUND
+
+
+class _ReplySet:
+    """The messages answering one request, numbered from 1 without gaps. One writer at a time:
+    the lock orders the run's events, its questions and the terminal message."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        request: Header,
+        inbox: str,
+        sender: Identity,
+        max_size: int,
+    ) -> None:
+        self._transport = transport
+        self._request = request
+        self._inbox = inbox
+        self._sender = sender
+        self._max_size = max_size
+        self._sequence = 1
+        self._lock = asyncio.Lock()
+        self.last_sent = asyncio.get_running_loop().time()
+
+    async def send(self, build: Callable[[int], Message]) -> bool:
+        async with self._lock:
+            try:
+                data = _encode_fitting(build(self._sequence), self._max_size)
+                await self._transport.publish(self._inbox, data)
+            except Exception:
+                _log.exception("answering request %s failed", self._request.request)
+                return False
+            self._sequence += 1
+            self.last_sent = asyncio.get_running_loop().time()
+            return True
+
+    async def reply(self, cls: type[Header], **fields: Any) -> bool:
+        def build(sequence: int) -> Message:
+            return cast(
+                Message,
+                reply_to(self._request, cls, sender=self._sender, sequence=sequence, **fields),
+            )
+
+        return await self.send(build)
+
+    async def refuse(self, code: ErrorCode, text: str, **fields: Any) -> None:
+        if await self.reply(Ack, accepted=False, reason=text):
+            await self.reply(TerminalError, error=text, code=code, **fields)
+
+
+def _encode_fitting(message: Message, max_size: int) -> bytes:
+    """The message's bytes; the prose of a message over the size cap is cut short rather than
+    the message dropped, since a dropped message would leave no gap a caller could notice."""
+    try:
+        return encode(message, max_size=max_size)
+    except MessageTooLarge:
+        trim = _trimmer(message)
+        if trim is None:
+            raise
+    text, rebuild = trim
+    while True:
+        text = text[: len(text) // 2]
+        try:
+            return encode(rebuild(text), max_size=max_size)
+        except MessageTooLarge:
+            if not text:
+                raise
+
+
+def _trimmer(message: Message) -> tuple[str, Callable[[str], Message]] | None:
+    match message:
+        case TerminalResult():
+            return message.text, lambda text: message.model_copy(update={"text": text})
+        case TerminalError():
+            return message.error, lambda text: message.model_copy(update={"error": text})
+        case EventText():
+            return message.block.text, lambda text: message.model_copy(
+                update={"block": message.block.model_copy(update={"text": text})}
+            )
+        case EventToolResult():
+            return message.block.output, lambda text: message.model_copy(
+                update={"block": message.block.model_copy(update={"output": text})}
+            )
+        case _:
+            return None
+
+
+class _Sink:
+    """The run's event sink: emit must not block, so events queue for the publishing task."""
+
+    def __init__(self, queue: asyncio.Queue[Event | None]) -> None:
+        self._queue = queue
+
+    def emit(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+
+
+@dataclasses.dataclass(eq=False)
+class _Question:
+    kind: Question
+    answered: asyncio.Future[Answer]
+    waiting: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+
+class _Turn:
+    """One accepted prompt: its reply set, its stop gate and the questions it has out."""
+
+    def __init__(self, request: _Turnable, replies: _ReplySet, stream: bool) -> None:
+        self.request = request
+        self.replies = replies
+        self.stream = stream
+        self.suspend = asyncio.Event()
+        self.questions: dict[str, _Question] = {}
+        self.held = 0
+
+
+class _ElicitPrompter:
+    """Puts the run's questions to the caller on its reply set and waits for the answer on the
+    turn's elicit subject. Each elicit.waiting restarts the window; silence or a cancel gives
+    the question up, which stops the run suspended."""
+
+    def __init__(self, server: PromptsServer, turn: _Turn, flush: Callable[[], Any]) -> None:
+        self._server = server
+        self._turn = turn
+        self._flush = flush
+
+    def can_prompt(self) -> bool:
+        # A canceled turn still asks, so the question is given up (and the run parks) rather
+        # than answered as a refusal nobody gave.
+        return True
+
+    async def ask(self, question: Question) -> Answer:
+        turn = self._turn
+        if turn.suspend.is_set():
+            raise QuestionInterrupted("the caller canceled the request")
+        await self._flush()
+        question_id = new_ksuid()
+        window = self._server.request_timeout
+        common: dict[str, Any] = {
+            "question_id": question_id,
+            "wait_ms": int(window.total_seconds() * 1000),
+        }
+        cls: type[Header]
+        match question:
+            case ApprovalQuestion():
+                cls = ElicitRequestApprove
+                common |= {
+                    "tool_use_id": question.tool_use_id,
+                    "command": question.command,
+                    "display": question.display,
+                    "tag": question.trigger,
+                }
+            case ConfirmQuestion():
+                cls = ElicitRequestConfirm
+                common |= {"question": question.question}
+            case SelectQuestion():
+                cls = ElicitRequestSelect
+                common |= {"question": question.question, "options": question.options}
+            case InputQuestion():
+                cls = ElicitRequestInput
+                common |= {"question": question.question, "default": question.default or None}
+        pending = _Question(question, asyncio.get_running_loop().create_future())
+        turn.questions[question_id] = pending
+        turn.held += 1
+        try:
+            if not await turn.replies.reply(cls, **common):
+                raise QuestionInterrupted("the question could not be sent to the caller")
+            return await self._wait(pending, window)
+        finally:
+            turn.held -= 1
+            turn.questions.pop(question_id, None)
+
+    async def _wait(self, pending: _Question, window: timedelta) -> Answer:
+        stop = asyncio.get_running_loop().create_task(self._turn.suspend.wait())
+        try:
+            while True:
+                pending.waiting.clear()
+                restart = asyncio.get_running_loop().create_task(pending.waiting.wait())
+                watched: set[asyncio.Future[Any]] = {pending.answered, restart, stop}
+                done, _ = await asyncio.wait(
+                    watched,
+                    timeout=window.total_seconds(),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                restart.cancel()
+                if pending.answered in done:
+                    return pending.answered.result()
+                if stop in done:
+                    raise QuestionInterrupted("the caller canceled the request")
+                if restart not in done or self._server.draining:
+                    raise QuestionInterrupted("the caller did not answer the question in time")
+        finally:
+            stop.cancel()
+
+
+def _answer_for(question: Question, reply: _ElicitReply) -> Answer:
+    """The Prompter answer a reply carries; raises InvalidMessage when it answers another kind
+    of question than the one asked."""
+    match question, reply:
+        case ApprovalQuestion(), ElicitReplyNoOperator():
+            return ApprovalChoice.NO
+        case _, ElicitReplyNoOperator():
+            return None
+        case ApprovalQuestion(), ElicitReplyApprove():
+            return ApprovalChoice(reply.choice.value)
+        case ConfirmQuestion(), ElicitReplyConfirm():
+            return reply.confirmed
+        case SelectQuestion(), ElicitReplySelect():
+            if reply.index >= len(question.options):
+                raise InvalidMessage(
+                    f"index {reply.index} is past the {len(question.options)} options offered"
+                )
+            return reply.index
+        case InputQuestion(), ElicitReplyInput():
+            return reply.value
+    raise InvalidMessage(f"{reply.protocol} does not answer the question asked")
+
+
+class PromptsServer:
+    """Answers request.prompt for agent ``identity`` on a transport, ``workers`` at a time.
+
+    Each turn runs in a new Runner built from ``settings``, ``provider``, ``tools``, ``store``,
+    ``system`` and ``hooks``. With ``elicit`` the run's questions go to the caller, each held for
+    ``request_timeout``; without it nobody is asked and gated calls are refused.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        identity: str,
+        settings: AgentSettings,
+        provider: Provider,
+        tools: ToolSet | CurrentTools,
+        store: SessionStore,
+        workers: int,
+        request_timeout: timedelta,
+        elicit: bool = False,
+        system: SystemPrompt | None = None,
+        hooks: Hooks | None = None,
+        keepalive_interval: timedelta = KEEPALIVE_INTERVAL,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self._transport = transport
+        self._identity = Identity(name=identity)
+        self._settings = dataclasses.replace(settings, interactive=True)
+        self._provider = provider
+        self._tools = tools
+        self._store = store
+        self._workers = workers
+        self.request_timeout = request_timeout
+        self._elicit = elicit
+        self._system = system
+        self._hooks = hooks
+        self._keepalive_seconds = keepalive_interval.total_seconds()
+        self._max_message_size = max_message_size
+        self.draining = False
+        self._busy = 0
+        self._in_flight: set[str] = set()
+        self._turns: set[asyncio.Task[None]] = set()
+        self._subscription: Subscription | None = None
+
+    @property
+    def identity(self) -> str:
+        return self._identity.name
+
+    @property
+    def task_subject(self) -> str:
+        return task_subject(self._identity.name)
+
+    @property
+    def turns_running(self) -> int:
+        return self._busy
+
+    async def start(self) -> None:
+        self._subscription = await self._transport.subscribe(
+            self.task_subject, self._on_task, queue=self._identity.name
+        )
+
+    async def drain(self) -> None:
+        """Take no more prompts: leave the queue group and refuse what still arrives. Turns
+        already running carry on; a question out stops having its window restarted."""
+        self.draining = True
+        if self._subscription is not None:
+            await self._subscription.unsubscribe()
+            self._subscription = None
+
+    async def wait_idle(self) -> None:
+        """Return once no turn is running."""
+        while self._turns:
+            await asyncio.wait(set(self._turns))
+
+    async def close(self) -> None:
+        """Drain, then abandon the turns still running."""
+        await self.drain()
+        for turn in list(self._turns):
+            turn.cancel()
+        for turn in list(self._turns):
+            with contextlib.suppress(asyncio.CancelledError):
+                await turn
+
+    async def _on_task(self, delivery: Delivery) -> None:
+        if not delivery.reply:
+            _log.debug("a prompt on %s came with nowhere to reply; ignored", delivery.subject)
+            return
+        try:
+            message = decode(
+                delivery.data, direction=Direction.TO_AGENT, max_size=self._max_message_size
+            )
+        except A2AError as error:
+            await self._refuse_message(delivery, error)
+            return
+        if isinstance(message, _UNSERVED):
+            replies = self._replies(message, delivery.reply)
+            await replies.refuse(
+                ErrorCode.REJECTED,
+                f"agent {self.identity} does not serve {message.protocol.name_in_namespace} "
+                "yet; send a request.prompt or a request.resume",
+            )
+            return
+        if not isinstance(message, _Turnable):
+            await self._refuse_message(
+                delivery,
+                InvalidMessage(
+                    f"{delivery.subject} takes request messages, not {message.protocol}"
+                ),
+            )
+            return
+        await self._accept(message, self._replies(message, delivery.reply))
+
+    def _replies(self, request: Header, inbox: str) -> _ReplySet:
+        return _ReplySet(self._transport, request, inbox, self._identity, self._max_message_size)
+
+    async def _accept(self, request: _Turnable, replies: _ReplySet) -> None:
+        if self.draining:
+            await replies.refuse(
+                ErrorCode.DRAINING,
+                f"agent {self.identity} is draining and takes no new prompts; retry",
+            )
+            return
+        if self._busy >= self._workers:
+            await replies.refuse(
+                ErrorCode.CAPACITY,
+                f"agent {self.identity} is answering {self._workers} prompts, its limit; retry, "
+                "and the next free member of its queue group takes it",
+            )
+            return
+        token = request.conversation_token
+        follow_up = token is not None
+        if token is None:
+            token = new_conversation_token()
+        session_id = conversation_session_id(self.identity, token)
+        if session_id in self._in_flight:
+            await replies.refuse(
+                ErrorCode.CONVERSATION_BUSY,
+                "a turn of this conversation is still running; wait for its terminal message",
+            )
+            return
+        if follow_up and not await self._conversation_exists(session_id):
+            await replies.refuse(
+                ErrorCode.UNKNOWN_CONVERSATION,
+                f"agent {self.identity} holds no conversation for that token; send the prompt "
+                "without conversation_token to start one",
+            )
+            return
+
+        turn = _Turn(request, replies, request.stream)
+        loop = asyncio.get_running_loop()
+        # Opened before the ack: a cancel arriving early waits, one arriving at nobody is lost.
+        subscriptions: list[Subscription] = []
+        try:
+            subscriptions.append(
+                await self._transport.subscribe(
+                    cancel_subject(self.identity, request.request),
+                    lambda delivery: self._on_cancel(turn, delivery),
+                )
+            )
+            if self._elicit:
+                subscriptions.append(
+                    await self._transport.subscribe(
+                        elicit_subject(self.identity, request.request),
+                        lambda delivery: self._on_elicit(turn, delivery),
+                    )
+                )
+        except Exception:
+            _log.exception("subscribing for request %s failed", request.request)
+            await _unsubscribe(subscriptions)
+            await replies.refuse(
+                ErrorCode.FAILED, f"agent {self.identity} could not open the turn's subjects"
+            )
+            return
+
+        settings = self._turn_settings(request)
+        self._busy += 1
+        self._in_flight.add(session_id)
+        if not await replies.reply(
+            Ack, accepted=True, conversation_token=token, max_tokens=settings.max_tokens
+        ):
+            self._busy -= 1
+            self._in_flight.discard(session_id)
+            await _unsubscribe(subscriptions)
+            return
+        # The handler returns at once so the subscription can take the next prompt.
+        task = loop.create_task(
+            self._run(turn, settings, session_id, follow_up, subscriptions),
+            name=f"a2a prompt {request.request}",
+        )
+        self._turns.add(task)
+        task.add_done_callback(self._turns.discard)
+
+    async def _conversation_exists(self, session_id: str) -> bool:
+        try:
+            await self._store.read(session_id)
+        except SessionNotFound:
+            return False
+        return True
+
+    def _turn_settings(self, request: _Turnable) -> AgentSettings:
+        """The agent's settings, lowered by the caller's budget: a budget can only lower them."""
+        settings = self._settings
+        budget = request.budget
+        if budget is None:
+            return settings
+        if budget.max_tokens:
+            settings = dataclasses.replace(
+                settings, max_tokens=min(settings.max_tokens, budget.max_tokens)
+            )
+        if budget.max_iterations:
+            settings = dataclasses.replace(
+                settings, max_iterations=min(settings.max_iterations, budget.max_iterations)
+            )
+        return settings
+
+    async def _run(
+        self,
+        turn: _Turn,
+        settings: AgentSettings,
+        session_id: str,
+        follow_up: bool,
+        subscriptions: list[Subscription],
+    ) -> None:
+        events: asyncio.Queue[Event | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        pump = loop.create_task(self._publish_events(turn, events), name="a2a prompt events")
+        keepalive = loop.create_task(self._keep_alive(turn), name="a2a prompt keepalive")
+
+        async def flush() -> None:
+            # Events emitted before a question go out before it.
+            await events.join()
+
+        prompter: Prompter = _ElicitPrompter(self, turn, flush) if self._elicit else NoOperator()
+        runner = Runner(
+            settings,
+            provider=self._provider,
+            tools=self._tools,
+            store=self._store,
+            events=_Sink(events),
+            prompter=prompter,
+            hooks=self._hooks,
+            suspend=turn.suspend,
+            system=self._system,
+        )
+        stopped = False
+        try:
+            terminal = await self._turn_outcome(runner, turn, session_id, follow_up)
+        except asyncio.CancelledError:
+            # close() abandons the run; its caller still gets a terminal message.
+            stopped = True
+            terminal = _error(
+                ErrorCode.FAILED,
+                f"agent {self.identity} stopped before the run finished; send the turn again",
+                stop_reason=StopReason.ERROR,
+            )
+        finally:
+            with contextlib.suppress(Exception):
+                await runner.close()
+            events.put_nowait(None)
+            await pump
+            keepalive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keepalive
+            await _unsubscribe(subscriptions)
+            self._busy -= 1
+            self._in_flight.discard(session_id)
+        cls, fields = terminal
+        await turn.replies.reply(cls, **fields)
+        if stopped:
+            raise asyncio.CancelledError
+
+    async def _turn_outcome(
+        self, runner: Runner, turn: _Turn, session_id: str, follow_up: bool
+    ) -> tuple[type[Header], dict[str, Any]]:
+        request = turn.request
+        try:
+            if isinstance(request, RequestResume):
+                result = await runner.resume(session_id, force=request.force)
+            elif not follow_up:
+                result = await runner.start(_prompt_text(request), session_id=session_id)
+            else:
+                conversation = fold(await self._store.read(session_id))
+                if conversation.deferred:
+                    return _error(
+                        ErrorCode.TURN_NOT_TAKEN,
+                        "the conversation is waiting on a deferred tool result; answer it "
+                        "before sending another turn",
+                    )
+                result = await runner.resume(session_id, force=request.force)
+                if result.stop_reason is RunStop.COMPLETED:
+                    result = await runner.follow_up(_prompt_text(request))
+        except JournalLocked:
+            return _error(
+                ErrorCode.CONVERSATION_BUSY,
+                "another worker is running a turn of this conversation; wait for its terminal "
+                "message",
+            )
+        except ResumeRefused as error:
+            return _error(ErrorCode.FAILED, str(error), stop_reason=StopReason.ERROR)
+        except PromptDenied as error:
+            return _error(ErrorCode.REJECTED, str(error))
+        except (AgentError, SessionError) as error:
+            return _error(ErrorCode.CRASHED, str(error), stop_reason=StopReason.ERROR)
+        except Exception:
+            _log.exception("the prompt of request %s crashed", turn.request.request)
+            return _error(
+                ErrorCode.CRASHED,
+                f"agent {self.identity} crashed running the prompt; its log has the details",
+                stop_reason=StopReason.ERROR,
+            )
+        return await self._terminal(result, session_id)
+
+    async def _terminal(
+        self, result: RunResult, session_id: str
+    ) -> tuple[type[Header], dict[str, Any]]:
+        usage = WireUsage.from_usage(
+            result.usage, llm_calls=result.llm_calls, tool_calls=result.tool_calls
+        )
+        match result.stop_reason:
+            case RunStop.COMPLETED:
+                return TerminalResult, {
+                    "stop_reason": StopReason.END_TURN,
+                    "text": result.answer,
+                    "usage": usage,
+                }
+            case RunStop.MAX_ITERATIONS | RunStop.REFUSAL:
+                return TerminalResult, {
+                    "stop_reason": (
+                        StopReason.MAX_ITERATIONS
+                        if result.stop_reason is RunStop.MAX_ITERATIONS
+                        else StopReason.REFUSAL
+                    ),
+                    "text": result.answer or result.message,
+                    "usage": usage,
+                }
+            case RunStop.SUSPENDED:
+                deferred = bool(fold(await self._store.read(session_id)).deferred)
+                return _error(
+                    ErrorCode.DEFERRED if deferred else ErrorCode.SUSPENDED,
+                    result.message or "the run was suspended; send another turn to continue",
+                    stop_reason=StopReason.DEFERRED if deferred else StopReason.SUSPENDED,
+                    usage=usage,
+                )
+            case RunStop.BUDGET:
+                return _error(
+                    ErrorCode.BUDGET_EXHAUSTED,
+                    result.message,
+                    stop_reason=StopReason.BUDGET_EXHAUSTED,
+                    usage=usage,
+                )
+            case RunStop.ERROR:
+                return _error(
+                    ErrorCode.FAILED, result.message, stop_reason=StopReason.ERROR, usage=usage
+                )
+
+    async def _publish_events(self, turn: _Turn, events: asyncio.Queue[Event | None]) -> None:
+        while True:
+            event = await events.get()
+            try:
+                if event is None:
+                    return
+                if turn.stream:
+                    await turn.replies.send(self._event_builder(turn, event))
+            finally:
+                events.task_done()
+
+    def _event_builder(self, turn: _Turn, event: Event) -> Callable[[int], Message]:
+        def build(sequence: int) -> Message:
+            return event_reply(turn.request, event, sender=self._identity, sequence=sequence)
+
+        return build
+
+    async def _keep_alive(self, turn: _Turn) -> None:
+        """A status now and then so the caller can tell a long model call from a lost worker;
+        none while a question is out, since the caller is holding that one open itself."""
+        while True:
+            await asyncio.sleep(self._keepalive_seconds)
+            idle = asyncio.get_running_loop().time() - turn.replies.last_sent
+            if turn.held == 0 and idle >= self._keepalive_seconds:
+                await turn.replies.reply(EventStatus, block=StatusBody(phase=KEEPALIVE_PHASE))
+
+    async def _on_cancel(self, turn: _Turn, delivery: Delivery) -> None:
+        try:
+            message = decode(
+                delivery.data, direction=Direction.TO_AGENT, max_size=self._max_message_size
+            )
+            if not isinstance(message, Cancel):
+                raise InvalidMessage(f"{delivery.subject} takes cancel messages only")
+        except A2AError as error:
+            await self._refuse_message(delivery, error)
+            return
+        turn.suspend.set()
+        await self._acknowledge(message, delivery)
+
+    async def _on_elicit(self, turn: _Turn, delivery: Delivery) -> None:
+        try:
+            message = decode(
+                delivery.data, direction=Direction.TO_AGENT, max_size=self._max_message_size
+            )
+            if not isinstance(
+                message,
+                ElicitWaiting
+                | ElicitReplyApprove
+                | ElicitReplyConfirm
+                | ElicitReplySelect
+                | ElicitReplyInput
+                | ElicitReplyNoOperator,
+            ):
+                raise InvalidMessage(f"{delivery.subject} takes elicit replies and waiting only")
+            pending = turn.questions.get(message.question_id)
+            if pending is None or pending.answered.done():
+                raise _Gone(f"question {message.question_id} is not waiting for an answer")
+            if isinstance(message, ElicitWaiting):
+                if not self.draining:
+                    pending.waiting.set()
+            else:
+                pending.answered.set_result(_answer_for(pending.kind, message))
+        except A2AError as error:
+            await self._refuse_message(delivery, error)
+            return
+        await self._acknowledge(message, delivery)
+
+    async def _acknowledge(self, message: Header, delivery: Delivery) -> None:
+        if not delivery.reply:
+            return
+        ack = reply_to(message, Ack, sender=self._identity, accepted=True)
+        await self._answer(delivery.reply, encode(ack, max_size=self._max_message_size))
+
+    async def _refuse_message(self, delivery: Delivery, error: A2AError) -> None:
+        if delivery.reply:
+            await self._answer(delivery.reply, b"", headers=service_error_headers(error))
+
+    async def _answer(
+        self, inbox: str, data: bytes, *, headers: dict[str, str] | None = None
+    ) -> None:
+        try:
+            await self._transport.publish(inbox, data, headers=headers)
+        except Exception:
+            _log.exception("answering on %s failed", inbox)
+
+
+def _prompt_text(request: RequestPrompt) -> str:
+    return f"{request.prompt}\n\n{request.context}" if request.context else request.prompt
+
+
+def _error(code: ErrorCode, text: str, **fields: Any) -> tuple[type[Header], dict[str, Any]]:
+    return TerminalError, {"error": text or str(code), "code": code, **fields}
+
+
+async def _unsubscribe(subscriptions: list[Subscription]) -> None:
+    for subscription in subscriptions:
+        with contextlib.suppress(Exception):
+            await subscription.unsubscribe()
