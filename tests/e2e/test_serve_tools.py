@@ -187,29 +187,6 @@ def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 
 
-def test_a_config_enabling_an_endpoint_not_built_fails_naming_it(
-    tmp_path: Path, run_fisk: RunFisk
-) -> None:
-    config = tmp_path / "prompts.yaml"
-    config.write_text(
-        "identity: helper\n"
-        "nats_context: test\n"
-        "system_prompt: help\n"
-        "llm:\n"
-        "  model: claude-haiku-4-5\n"
-        "expose:\n"
-        "  agent:\n"
-        "    a2a:\n"
-        "      prompts: {}\n"
-    )
-
-    result = run_fisk("serve", "--config", str(config))
-
-    assert result.returncode == 1
-    assert result.stderr.count("\n") == 1
-    assert "expose.agent.a2a.prompts is not available in this build" in result.stderr
-
-
 def test_discover_with_nobody_serving_says_the_agent_is_unavailable(
     tmp_path: Path, run_fisk: RunFisk
 ) -> None:

@@ -1,0 +1,77 @@
+"""The prompts channel of `fisk serve`: the resources its runs share, and the engine over them.
+
+The provider, the tool set (with the remote_tools hosts), the session store and the run settings
+are built once at startup and handed to every turn, so a missing key, an unreachable peer or a
+bad --state-dir fails the process before the first caller does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fisk_ai.a2a.prompts_server import PromptsServer
+    from fisk_ai.a2a.transport import Transport
+    from fisk_ai.agent.application import ApplicationTools
+    from fisk_ai.config import Config
+    from fisk_ai.llm.types import Provider
+
+__all__ = ["answer_prompts"]
+
+_log = logging.getLogger(__name__)
+
+
+@contextlib.asynccontextmanager
+async def answer_prompts(
+    cfg: Config,
+    transport: Transport,
+    *,
+    provider: Provider,
+    application_tools: ApplicationTools,
+    state_dir: str | None,
+    work_dir: Path | None,
+    warn: Callable[[str], None],
+) -> AsyncIterator[PromptsServer]:
+    """Start answering prompts for ``cfg.identity`` on ``transport``; on exit the engine
+    abandons any turn still running (each caller is told), and the remote_tools connection
+    closes. The provider stays the caller's to close."""
+    from fisk_ai.a2a.prompts_server import PromptsServer
+    from fisk_ai.agent.application import run_tool_set
+    from fisk_ai.agent.runner import settings_from_config
+    from fisk_ai.serve.remote import import_remote_tools
+    from fisk_ai.serve.stores import session_store_for
+
+    a2a = cfg.expose.agent.a2a
+    assert a2a is not None and a2a.prompts is not None, "SERVE validation admits nothing else"
+    store = session_store_for(cfg, state_dir)
+    async with import_remote_tools(cfg, strict=True) as remote:
+        for warning in remote.warnings:
+            warn(warning)
+        tools = run_tool_set(cfg, application_tools, remote.hosts)
+        if application_tools.gates and not a2a.prompts.elicit:
+            _log.info(
+                "%d gated tools are refused in answered prompts, since nobody is asked without "
+                "expose.agent.a2a.prompts.elicit",
+                len(application_tools.gates),
+            )
+        server = PromptsServer(
+            transport,
+            identity=cfg.identity,
+            settings=settings_from_config(cfg, work_dir=work_dir),
+            provider=provider,
+            tools=tools,
+            store=store,
+            workers=a2a.prompts.workers,
+            request_timeout=a2a.request_timeout,
+            elicit=a2a.prompts.elicit,
+        )
+        await server.start()
+        try:
+            yield server
+        finally:
+            await server.close()

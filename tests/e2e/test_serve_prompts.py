@@ -1,0 +1,380 @@
+"""`fisk serve` answering prompts, as a peer reaches it: the installed command against an embedded
+nats-server (found through a NATS context file) and the fake Messages API, wrapping a fake fisk
+application, with the `ask` client on the other end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from fisk_ai.a2a.messages import (
+    Ack,
+    ErrorCode,
+    EventMessage,
+    EventToolCall,
+    EventToolResult,
+    TerminalError,
+    TerminalResult,
+    UnknownEvent,
+)
+from fisk_ai.a2a.nats import NatsTransport
+from fisk_ai.a2a.prompts_client import ask
+from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
+from tests.e2e.agent_runs import fisk_environment
+from tests.e2e.conftest import FISK, RunFisk
+from tests.fakes.fiskapp import (
+    application,
+    blocks_first_run,
+    command,
+    kill_quietly,
+    open_pid_fifo,
+    read_pid,
+    release,
+    write_fake_app,
+)
+from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        locate_server_binary() is None, reason="no nats-server binary on this machine"
+    ),
+]
+
+IDENTITY = "ops-agent"
+MODEL = "claude-test-1"
+WAIT = 30.0
+REQUEST_TIMEOUT = timedelta(seconds=WAIT)
+CHANNEL_DRAINING_LINE = (
+    "draining: no new work is taken and running work stops where it can resume. "
+    "Interrupt again to stop now"
+)
+
+
+@dataclass(frozen=True)
+class Setup:
+    broker: EmbeddedBroker
+    api: FakeMessagesAPI
+    config: Path
+    work_dir: Path
+    state_dir: Path
+    hold_pid: Path
+    environment: dict[str, str]
+
+
+@pytest.fixture
+async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
+    hold_pid = tmp_path / "hold.pid"
+    model = application(
+        "ops",
+        commands=[
+            command("status", "Show fleet status", tags=["ai:read_only"]),
+            command(
+                "hold",
+                "Hold the fleet still",
+                action=blocks_first_run(hold_pid, tmp_path / "hold.marker"),
+            ),
+        ],
+    )
+    app = write_fake_app(tmp_path, model, name="ops")
+    work_dir = tmp_path / "work"
+    work_dir.mkdir()
+    config = tmp_path / "prompts.yaml"
+    config.write_text(
+        f"identity: {IDENTITY}\n"
+        f"application_path: {app}\n"
+        "nats_context: test\n"
+        "system_prompt: You look after a small fleet.\n"
+        "llm:\n"
+        f"  model: {MODEL}\n"
+        "expose:\n"
+        "  agent:\n"
+        "    a2a:\n"
+        "      serve_tools: true\n"
+        "      max_concurrent_tools: 2\n"
+        "      prompts:\n"
+        "        workers: 1\n"
+    )
+    async with EmbeddedBroker() as broker:
+        contexts = tmp_path / "xdg" / "nats" / "context"
+        contexts.mkdir(parents=True)
+        (contexts / "test.json").write_text(json.dumps({"url": broker.url, "token": broker.token}))
+        with FakeMessagesAPI() as api:
+            environment = fisk_environment(
+                tmp_path, api, extra={"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+            )
+            yield Setup(
+                broker=broker,
+                api=api,
+                config=config,
+                work_dir=work_dir,
+                state_dir=tmp_path / "sessions",
+                hold_pid=hold_pid,
+                environment=environment,
+            )
+
+
+def expected_banner(work_dir: Path) -> str:
+    lines = [
+        f"Serving {IDENTITY}/1.0.0:",
+        "",
+        "         Endpoints: a2a/prompts",
+        "                    a2a",
+        f"             Model: {MODEL}",
+        "     Agent Context: test",
+        "          Sessions: file",
+        "         Knowledge: disabled",
+        "         Telemetry: disabled",
+        f"    Tool Directory: {work_dir}",
+        "      Tool Timeout: 5m0s",
+        "",
+        "  Answering prompts over a2a:",
+        "",
+        f"            Requests: choria.fisk-ai.task.{IDENTITY}",
+        f"             Cancels: choria.fisk-ai.cancel.{IDENTITY}.*",
+        "             Workers: 1",
+        "    Answering a prompt runs the agent loop and reaches every tool the top-level include "
+        "and exclude selected.",
+        "",
+        "  Serving tools over a2a:",
+        "",
+        f"           Discovery: choria.fisk-ai.discovery.{IDENTITY}",
+        f"               Tools: choria.fisk-ai.tool.{IDENTITY}",
+        "         Concurrency: 2",
+        "        Tool Timeout: 30s",
+        "             Exposed: status",
+        "                      hold",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Served:
+    process: asyncio.subprocess.Process
+    banner: str
+
+
+@pytest.fixture
+async def served(setup: Setup) -> AsyncIterator[Served]:
+    process = await asyncio.create_subprocess_exec(
+        str(FISK),
+        "serve",
+        "--config",
+        str(setup.config),
+        "--work-dir",
+        str(setup.work_dir),
+        "--state-dir",
+        str(setup.state_dir),
+        env=setup.environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        expected = expected_banner(setup.work_dir)
+        printed = await asyncio.wait_for(process.stdout.readexactly(len(expected)), WAIT)
+        yield Served(process, printed.decode())
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@pytest.fixture
+async def peer(setup: Setup) -> AsyncIterator[NatsTransport]:
+    transport = NatsTransport(await setup.broker.connect())
+    yield transport
+    await transport.close()
+    await transport.client.close()
+
+
+async def interrupt_and_wait(served: Served) -> tuple[int, str]:
+    served.process.send_signal(signal.SIGINT)
+    _, stderr = await asyncio.wait_for(served.process.communicate(), WAIT)
+    assert served.process.returncode is not None
+    return served.process.returncode, stderr.decode()
+
+
+async def test_serve_prints_the_prompts_banner(setup: Setup, served: Served) -> None:
+    assert served.banner == expected_banner(setup.work_dir)
+
+
+async def test_sigint_drains_and_exits_zero(served: Served) -> None:
+    returncode, stderr = await interrupt_and_wait(served)
+
+    assert returncode == 0, stderr
+    assert CHANNEL_DRAINING_LINE in stderr
+
+
+async def test_a_prompt_gets_an_ack_the_tool_events_and_the_answer(
+    setup: Setup, served: Served, peer: NatsTransport
+) -> None:
+    setup.api.script(
+        [
+            reply(tool_use("tu_1", "status", {}), stop_reason="tool_use"),
+            reply(text("the fleet is green")),
+        ]
+    )
+    acks: list[Ack] = []
+    events: list[EventMessage | UnknownEvent] = []
+
+    ended = await ask(
+        peer,
+        IDENTITY,
+        "how is the fleet",
+        request_timeout=REQUEST_TIMEOUT,
+        on_ack=acks.append,
+        on_event=events.append,
+    )
+
+    assert isinstance(ended, TerminalResult), ended
+    assert ended.text == "the fleet is green"
+    assert [ack.accepted for ack in acks] == [True]
+    calls = [event for event in events if isinstance(event, EventToolCall)]
+    results = [event for event in events if isinstance(event, EventToolResult)]
+    assert [call.block.name for call in calls] == ["status"]
+    assert [result.block.call_id for result in results] == ["tu_1"]
+    assert json.loads(results[0].block.output)["argv"] == ["status"]
+
+
+async def test_a_follow_up_with_the_token_continues_the_conversation(
+    setup: Setup, served: Served, peer: NatsTransport
+) -> None:
+    setup.api.script([reply(text("the fleet is green")), reply(text("it was green"))])
+    acks: list[Ack] = []
+    first = await ask(
+        peer, IDENTITY, "how is the fleet", request_timeout=REQUEST_TIMEOUT, on_ack=acks.append
+    )
+    assert isinstance(first, TerminalResult), first
+    token = acks[0].conversation_token
+    assert token
+
+    second = await ask(
+        peer, IDENTITY, "and a moment ago", request_timeout=REQUEST_TIMEOUT, token=token
+    )
+
+    assert isinstance(second, TerminalResult), second
+    assert second.text == "it was green"
+    sent = json.dumps(setup.api.requests[-1]["messages"])
+    assert "how is the fleet" in sent
+    assert "the fleet is green" in sent
+    assert "and a moment ago" in sent
+
+
+async def test_a_prompt_beyond_the_workers_is_refused_and_the_drain_answers_the_running_one(
+    setup: Setup, served: Served, peer: NatsTransport
+) -> None:
+    setup.api.script(
+        [reply(tool_use("tu_1", "hold", {}), stop_reason="tool_use"), reply(text("held"))]
+    )
+    pid_fifo = open_pid_fifo(setup.hold_pid)
+    holding = asyncio.ensure_future(
+        ask(peer, IDENTITY, "hold the fleet", request_timeout=REQUEST_TIMEOUT)
+    )
+    pid = await read_pid(pid_fifo, within=WAIT)
+    try:
+        refused_acks: list[Ack] = []
+        refused = await ask(
+            peer,
+            IDENTITY,
+            "how is the fleet",
+            request_timeout=REQUEST_TIMEOUT,
+            on_ack=refused_acks.append,
+        )
+        assert isinstance(refused, TerminalError), refused
+        assert refused.code == ErrorCode.CAPACITY
+        assert [ack.accepted for ack in refused_acks] == [False]
+
+        assert served.process.stderr is not None
+        served.process.send_signal(signal.SIGINT)
+        line = await asyncio.wait_for(served.process.stderr.readline(), WAIT)
+        assert line.decode().rstrip("\n") == CHANNEL_DRAINING_LINE
+        release(pid)
+
+        held = await asyncio.wait_for(holding, WAIT)
+        assert isinstance(held, TerminalResult), held
+        assert held.text == "held"
+        await asyncio.wait_for(served.process.wait(), WAIT)
+        assert served.process.returncode == 0
+    finally:
+        kill_quietly(pid)
+
+
+def test_a_prompts_config_without_a_model_fails_in_one_sentence_naming_the_key(
+    tmp_path: Path, run_fisk: RunFisk
+) -> None:
+    config = tmp_path / "prompts.yaml"
+    config.write_text(
+        "identity: helper\n"
+        "nats_context: test\n"
+        "system_prompt: help\n"
+        "expose:\n"
+        "  agent:\n"
+        "    a2a:\n"
+        "      prompts: {}\n"
+    )
+
+    result = run_fisk("serve", "--config", str(config))
+
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert '"llm.model" is required by expose.agent.a2a.prompts' in result.stderr
+
+
+def test_a_config_enabling_queued_jobs_is_refused_naming_the_key(
+    tmp_path: Path, run_fisk: RunFisk
+) -> None:
+    config = tmp_path / "jobs.yaml"
+    config.write_text(
+        "identity: helper\n"
+        "nats_context: test\n"
+        "system_prompt: help\n"
+        "llm:\n"
+        "  model: claude-haiku-4-5\n"
+        "expose:\n"
+        "  agent:\n"
+        "    a2a:\n"
+        "      prompts: {}\n"
+        "    jobs: {}\n"
+    )
+
+    result = run_fisk("serve", "--config", str(config))
+
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "expose.agent.jobs is not available in this build" in result.stderr
+
+
+async def test_a_second_sigint_stops_at_once_and_tells_the_running_caller(
+    setup: Setup, served: Served, peer: NatsTransport
+) -> None:
+    setup.api.script([reply(tool_use("tu_1", "hold", {}), stop_reason="tool_use")])
+    pid_fifo = open_pid_fifo(setup.hold_pid)
+    holding = asyncio.ensure_future(
+        ask(peer, IDENTITY, "hold the fleet", request_timeout=REQUEST_TIMEOUT)
+    )
+    pid = await read_pid(pid_fifo, within=WAIT)
+    try:
+        assert served.process.stderr is not None
+        served.process.send_signal(signal.SIGINT)
+        await asyncio.wait_for(served.process.stderr.readline(), WAIT)
+        served.process.send_signal(signal.SIGINT)
+
+        stopped = await asyncio.wait_for(holding, WAIT)
+        assert isinstance(stopped, TerminalError), stopped
+        assert stopped.code == ErrorCode.FAILED
+        _, errors = await asyncio.wait_for(served.process.communicate(), WAIT)
+        assert served.process.returncode == 130, errors.decode()
+        assert "Traceback" not in errors.decode()
+    finally:
+        kill_quietly(pid)
