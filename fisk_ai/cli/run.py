@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 from fisk_ai.cli.flags import add_common_flags, env_flag
@@ -96,4 +97,10 @@ def run(args: argparse.Namespace) -> int:
         no_color=args.no_color or bool(os.environ.get("NO_COLOR")),
         verbose=args.verbose or env_flag("VERBOSE"),
     )
+    # The full screen draws on stderr, so it needs all three streams on the terminal.
+    terminal = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
+    if terminal and not (args.no_tui or env_flag("NO_TUI")):
+        from fisk_ai.tui.host import run_full_screen
+
+        return run_full_screen(options)
     return run_line_mode(options)

@@ -14,9 +14,10 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from fisk_ai.agent.loop import StopReason
 from fisk_ai.agent.resources import ProviderOptions
@@ -26,6 +27,13 @@ from fisk_ai.lineui.prompter import TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, write_answer
 from fisk_ai.multiplex import PaneState, Reporter, detect
 from fisk_ai.util.sanitize import single_line
+
+if TYPE_CHECKING:
+    from fisk_ai.agent.events import EventSink
+    from fisk_ai.agent.runner import Runner
+    from fisk_ai.config import Config
+    from fisk_ai.tools.questions import Prompter
+    from fisk_ai.tools.toolset import ToolSet
 
 SUSPEND_NOTICE = "stop requested: finishing the current step; press ^C again to give up"
 EXIT_INTERRUPTED = 130
@@ -50,7 +58,27 @@ def run_line_mode(options: RunOptions) -> int:
     return asyncio.run(_run(options))
 
 
-async def _run(options: RunOptions) -> int:
+@dataclass(frozen=True)
+class HostedRun:
+    """What a surface needs from a hosted agent: its configuration, tools, reporter, runner."""
+
+    config: Config
+    tools: ToolSet
+    reporter: Reporter
+    runner: Runner
+
+
+@contextlib.asynccontextmanager
+async def hosted_run(
+    options: RunOptions,
+    *,
+    events: EventSink,
+    prompter_for: Callable[[Reporter], Prompter],
+    warn: Callable[[str], None],
+    interactive: bool = False,
+) -> AsyncIterator[HostedRun]:
+    """Host the agent of ``options.config`` for one surface: the provider, the application and
+    remote tools, the session store, the pane reporter and the runner; all closed on exit."""
     from fisk_ai.agent.application import load_application_tools, run_tool_set
     from fisk_ai.agent.resources import build_provider
     from fisk_ai.agent.runner import Runner, settings_from_config
@@ -58,7 +86,6 @@ async def _run(options: RunOptions) -> int:
     from fisk_ai.serve.remote import import_remote_tools
     from fisk_ai.serve.stores import session_store_for
 
-    started = time.monotonic()
     cfg = load(options.config, Mode.AGENT)
     provider = build_provider(cfg, options.provider)
     # The remote_tools connection is lent to the imported tools for the whole run.
@@ -67,51 +94,66 @@ async def _run(options: RunOptions) -> int:
         application_tools = await load_application_tools(cfg)
         remote = await connections.enter_async_context(import_remote_tools(cfg, strict=True))
         for warning in (*application_tools.warnings, *remote.warnings):
-            _stderr(f"warning: {single_line(warning)}")
+            warn(f"warning: {single_line(warning)}")
         tools = run_tool_set(cfg, application_tools, remote.hosts)
         store = session_store_for(cfg, options.state_dir)
-        surface = LineSurface(
-            sys.stderr,
-            tool_output=options.tool_output,
-            thinking=options.thinking,
-            verbose=options.verbose,
-            width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
-        )
         reporter = Reporter(cfg.identity, detect(os.environ))
         connections.push_async_callback(reporter.aclose)
-        prompter = TerminalPrompter(sys.stdin, sys.stderr, reporter=reporter)
         runner = Runner(
-            settings_from_config(cfg, verbose=options.verbose),
+            settings_from_config(cfg, interactive=interactive, verbose=options.verbose),
             provider=provider,
             tools=tools,
             store=store,
-            events=surface,
-            prompter=prompter,
+            events=events,
+            prompter=prompter_for(reporter),
         )
         async with runner:
-            reporter.report(PaneState.WORKING)
-            turn = asyncio.ensure_future(
-                runner.resume(options.resume, force=options.force)
-                if options.resume
-                else runner.start(options.prompt)
-            )
-            with _interrupts(runner.suspend, prompter, turn):
-                try:
-                    result = await turn
-                except asyncio.CancelledError:
-                    _stderr("run abandoned; the conversation is kept up to its last step")
-                    if runner.session_id:
-                        _stderr(resume_hint(runner.session_id))
-                    return EXIT_INTERRUPTED
-                finally:
-                    reporter.report(PaneState.IDLE)
+            yield HostedRun(config=cfg, tools=tools, reporter=reporter, runner=runner)
     finally:
         await connections.aclose()
         await provider.aclose()
 
+
+async def _run(options: RunOptions) -> int:
+    started = time.monotonic()
+    surface = LineSurface(
+        sys.stderr,
+        tool_output=options.tool_output,
+        thinking=options.thinking,
+        verbose=options.verbose,
+        width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
+    )
+    prompters: list[TerminalPrompter] = []
+
+    def terminal_prompter(reporter: Reporter) -> TerminalPrompter:
+        prompters.append(TerminalPrompter(sys.stdin, sys.stderr, reporter=reporter))
+        return prompters[0]
+
+    async with hosted_run(
+        options, events=surface, prompter_for=terminal_prompter, warn=_stderr
+    ) as hosted:
+        runner, reporter, prompter = hosted.runner, hosted.reporter, prompters[0]
+        reporter.report(PaneState.WORKING)
+        turn = asyncio.ensure_future(
+            runner.resume(options.resume, force=options.force)
+            if options.resume
+            else runner.start(options.prompt)
+        )
+        with _interrupts(runner.suspend, prompter, turn):
+            try:
+                result = await turn
+            except asyncio.CancelledError:
+                _stderr("run abandoned; the conversation is kept up to its last step")
+                if runner.session_id:
+                    _stderr(resume_hint(runner.session_id))
+                return EXIT_INTERRUPTED
+            finally:
+                reporter.report(PaneState.IDLE)
+        model = hosted.config.llm.model
+
     answer = result.answer if result.stop_reason is StopReason.COMPLETED else ""
     write_answer(answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
-    _report(result, cfg.llm.model, timedelta(seconds=time.monotonic() - started), options)
+    _report(result, model, timedelta(seconds=time.monotonic() - started), options)
     return _exit_code(result)
 
 

@@ -136,6 +136,23 @@ class TranscriptView(ScrollView, can_focus=True):
         self.transcript.add_events(events)
         self._changed()
 
+    def add_meta(self, text: str) -> None:
+        """Add a marker line of the surface's own (``--- context cleared ---``)."""
+        self.transcript.add_meta(text)
+        self._changed()
+
+    def clear(self) -> None:
+        """Empty the view, keeping the folding settings; the conversation is not touched."""
+        old = self.transcript
+        self.transcript = Transcript(
+            output_folded=old.output_folded, thinking_folded=old.thinking_folded
+        )
+        self.focused_block = None
+        self.matches = []
+        self.match_index = -1
+        self.following = True
+        self._changed()
+
     def _changed(self) -> None:
         self._sync_size()
         self.refresh()

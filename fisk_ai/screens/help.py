@@ -1,0 +1,73 @@
+"""The help screen: every key of the run screen and every chat command."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP_ROWS = (
+    ("Run", ""),
+    ("Ctrl-C", "stop the turn at its next safe point (again: leave)"),
+    ("Ctrl-D", "leave; the conversation is kept and can be resumed"),
+    ("Ctrl-L", "empty the screen; the conversation is kept"),
+    ("F2", "show or hide the side panel (tools and counters)"),
+    ("Tab", "move between the chat bar and the transcript"),
+    ("?, F1", "this help (Esc or q closes it)"),
+    ("Chat bar", ""),
+    ("Enter", "send"),
+    ("Up / Down", "recall this conversation's earlier prompts"),
+    ("/clear", "drop the conversation and start a new one; the screen is kept"),
+    ("/help", "this help"),
+    ("/exit", "leave, like Ctrl-D"),
+    ("//text", "send text that starts with a slash"),
+    ("Transcript", ""),
+    ("arrows, PgUp / PgDn", "move between blocks, page"),
+    ("g / G", "top / bottom"),
+    ("[ / ]", "previous / next prompt"),
+    ("z / Z", "fold or unfold all thinking / all output"),
+    ("Enter / Space", "fold or unfold the focused block"),
+    ("/ , n / N", "search, next / previous match"),
+    ("y / c", "copy the whole transcript / the focused block"),
+    ("Questions", ""),
+    ("Left / Right, Enter", "choose a button; No is focused first"),
+    ("Esc", "answer No (or none)"),
+)
+
+
+def help_text() -> str:
+    width = max(len(key) for key, _ in HELP_ROWS)
+    lines: list[str] = []
+    for key, does in HELP_ROWS:
+        if not does:
+            lines.append(("\n" if lines else "") + key)
+        else:
+            lines.append(f"  {key.ljust(width)}  {does}")
+    return "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: auto; max-width: 100%; height: auto; max-height: 90%;
+        border: round $accent; border-title-align: center; background: $surface; padding: 0 1;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "close", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        scroll = VerticalScroll()
+        scroll.border_title = "help"
+        with scroll:
+            yield Static(help_text(), markup=False, id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

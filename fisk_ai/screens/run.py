@@ -1,0 +1,417 @@
+"""The run screen: header, transcript, side panel, chat bar and status bar around one
+conversation. Every full-screen run is a chat: the bar opens whenever a turn ends."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, Static
+
+from fisk_ai.agent.events import PromptEvent, StatusEvent, ToolCallEvent
+from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.runner import RunResult
+from fisk_ai.errors import FiskError
+from fisk_ai.lineui.lines import resume_hint
+from fisk_ai.screens.approval import ApprovalScreen
+from fisk_ai.screens.help import HelpScreen
+from fisk_ai.screens.question import ConfirmScreen, InputScreen, SelectScreen
+from fisk_ai.tools.questions import (
+    Answer,
+    ApprovalQuestion,
+    ConfirmQuestion,
+    Question,
+    SelectQuestion,
+)
+from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
+from fisk_ai.tui.status import Counters, RunState, StatusLine, budget_text, state_after_turn
+from fisk_ai.tui.widgets.transcript_view import TranscriptView
+from fisk_ai.util.sanitize import single_line
+
+CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, /help for commands"
+CONTEXT_CLEARED = "--- context cleared ---"
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    name: str
+    source: str
+    gated: bool
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What the screen shows about the run before any event arrives. ``prompt`` starts a new
+    conversation; ``resume`` continues a stored one instead."""
+
+    identity: str = ""
+    model: str = ""
+    prompt: str = ""
+    resume: str = ""
+    force: bool = False
+    tools: tuple[ToolRow, ...] = ()
+    max_tokens: int = 0
+    bell: bool = True
+    version: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+class ChatInput(Input):
+    """The chat bar: Up and Down recall this conversation's earlier prompts."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "recall(-1)", "Previous prompt", show=False),
+        Binding("down", "recall(1)", "Next prompt", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(placeholder=CHAT_PLACEHOLDER, id=id)
+        self.history: list[str] = []
+        self._recall_index = 0
+
+    def remember(self, text: str) -> None:
+        self.history.append(text)
+        self._recall_index = len(self.history)
+
+    def forget(self) -> None:
+        self.history.clear()
+        self._recall_index = 0
+
+    def action_recall(self, step: int) -> None:
+        if not self.history:
+            return
+        self._recall_index = max(0, min(len(self.history), self._recall_index + step))
+        in_range = self._recall_index < len(self.history)
+        self.value = self.history[self._recall_index] if in_range else ""
+        self.cursor_position = len(self.value)
+
+
+def startup_text(setup: RunSetup) -> str:
+    home = str(Path.home())
+    directory = str(Path.cwd())
+    if directory.startswith(home):
+        directory = "~" + directory[len(home) :]
+    rows = [
+        f"fisk-ai {setup.version}".rstrip(),
+        "",
+        f"model  {single_line(setup.model, 28)}",
+        f"dir    {_left_elided(directory, 28)}",
+        "",
+        "waiting for first response",
+    ]
+    return "\n".join(rows)
+
+
+def _left_elided(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "..." + text[-(limit - 3) :]
+
+
+def side_panel_text(setup: RunSetup, counters: Counters) -> str:
+    usage = counters.usage
+    lines = ["Tools"]
+    width = max((len(tool.name) for tool in setup.tools), default=0)
+    for tool in setup.tools:
+        gate = "  gated" if tool.gated else ""
+        lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{gate}")
+    if not setup.tools:
+        lines.append("  (none)")
+    lines += [
+        "",
+        "Counters",
+        f"  tokens in     {usage.input_tokens}",
+        f"  tokens out    {usage.output_tokens}",
+        f"  cache read    {usage.cache_read_tokens}",
+        f"  cache write   {usage.cache_create_tokens}",
+        f"  thinking      {usage.thinking_tokens}",
+        f"  model calls   {counters.model_calls}",
+        f"  tool calls    {counters.tool_calls}",
+        f"  budget used   {budget_text(counters, setup.max_tokens)}",
+    ]
+    return "\n".join(lines)
+
+
+def header_text(setup: RunSetup, session: str) -> str:
+    parts = [f"fisk-ai {setup.version}".rstrip()]
+    if setup.identity:
+        parts.append(f"agent={single_line(setup.identity, 60)}")
+    if setup.model:
+        parts.append(f"model={single_line(setup.model, 40)}")
+    if session:
+        parts.append(f"session={session}")
+    return "  ".join(parts)
+
+
+class RunScreen(Screen[None]):
+    CSS_PATH = "run.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f2", "toggle_panel", "Side panel"),
+        Binding("question_mark,f1", "help", "Help"),
+    ]
+
+    def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.setup = setup
+        self.status = StatusLine(model=setup.model)
+        self.counters = Counters()
+        self.turn_running = False
+        self.stop_requested = False
+        self.last_result: RunResult | None = None
+        self.last_answer = ""
+        self.error = ""
+        self.abandoned: list[str] = []
+        """Conversations /clear walked away from, to be named again on exit."""
+        self._question_screen: ModalScreen[object] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(header_text(self.setup, ""), markup=False, id="header")
+        with Horizontal(id="body"):
+            yield TranscriptView(id="transcript")
+            yield Static("", markup=False, id="side-panel")
+        yield Static(startup_text(self.setup), markup=False, id="startup")
+        yield ChatInput(id="chat")
+        yield Static(self.status.text(), markup=False, id="status")
+
+    @property
+    def view(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    @property
+    def chat(self) -> ChatInput:
+        return self.query_one(ChatInput)
+
+    def on_mount(self) -> None:
+        self.bridge.attach(self.post_message)
+        self.chat.display = False
+        self.query_one("#side-panel").display = False
+        self._refresh_panels()
+        setup = self.setup
+        for warning in setup.warnings:
+            self.view.add_meta(warning)
+        if setup.resume:
+            self.query_one("#startup").display = False
+            self.view.add_meta(f'--- resuming "{setup.resume}" ---')
+            self._begin(lambda: self.bridge.resume(setup.resume, force=setup.force))
+        else:
+            self.view.append([PromptEvent(setup.prompt)])
+            self.chat.remember(setup.prompt)
+            self._begin(lambda: self.bridge.start(setup.prompt))
+
+    def move_to(self, state: RunState) -> None:
+        self.status = self.status.moved(state)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        bar = self.query_one("#status", Static)
+        bar.update(self.status.text())
+        for known in RunState:
+            bar.set_class(known is self.status.state, known.css_class)
+
+    def _refresh_panels(self) -> None:
+        session = self.bridge.session_id
+        self.status = StatusLine(
+            state=self.status.state,
+            counters=self.counters,
+            model=self.setup.model,
+            session=session,
+        )
+        self._show_status()
+        self.query_one("#header", Static).update(header_text(self.setup, session))
+        panel = self.query_one("#side-panel", Static)
+        if panel.display:
+            panel.update(side_panel_text(self.setup, self.counters))
+
+    def _begin(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
+        self.turn_running = True
+        self.stop_requested = False
+        self.chat.display = False
+        self.view.focus()
+        self.move_to(RunState.RUNNING)
+        self.run_worker(self._run_turn(turn), group="turn", exit_on_error=False)
+
+    async def _run_turn(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
+        try:
+            result = await turn()
+        except FiskError as error:
+            self.error = single_line(str(error), 2000)
+            self.view.add_meta(f"run ended: {self.error}")
+            self.move_to(RunState.ERROR)
+        except Exception as error:  # The screen must survive whatever the run raises.
+            self.error = single_line(f"{type(error).__name__}: {error}", 2000)
+            self.view.add_meta(f"run ended: {self.error}")
+            self.move_to(RunState.ERROR)
+        else:
+            self._finished(result)
+        finally:
+            self.turn_running = False
+            self._hide_startup()
+            self._refresh_panels()
+            self._open_chat()
+
+    def _finished(self, result: RunResult) -> None:
+        self.last_result = result
+        self.error = ""
+        self.counters = Counters(
+            usage=result.usage, model_calls=result.llm_calls, tool_calls=result.tool_calls
+        )
+        state = state_after_turn(result.stop_reason)
+        if result.stop_reason is StopReason.COMPLETED:
+            self.last_answer = result.answer
+        else:
+            self.view.add_meta(f"--- run {state.word} ---")
+            if result.message:
+                self.view.add_meta(f"run ended: {single_line(result.message, 2000)}")
+            self.view.add_meta(resume_hint(result.session_id))
+        self.move_to(state)
+
+    def _open_chat(self) -> None:
+        if self.status.state is RunState.COMPLETE:
+            self.move_to(RunState.AWAITING_INPUT)
+        chat = self.chat
+        chat.display = True
+        chat.value = ""
+        chat.focus()
+
+    def _hide_startup(self) -> None:
+        self.query_one("#startup").display = False
+
+    def on_event_arrived(self, message: EventArrived) -> None:
+        event = message.event
+        self._hide_startup()
+        if isinstance(event, StatusEvent) and event.usage is not None:
+            self.counters = self.counters.after_model_call(event.usage)
+            self._refresh_panels()
+        elif isinstance(event, ToolCallEvent):
+            self.counters = self.counters.after_tool_call()
+            self._refresh_panels()
+        self.view.append([event])
+
+    def on_question_asked(self, message: QuestionAsked) -> None:
+        answer = message.answer
+        if answer.done():
+            return
+        self._hide_startup()
+        self.move_to(RunState.BLOCKED)
+        if self.setup.bell:
+            self.app.bell()
+        modal = _modal_for(message.question)
+
+        def answered(value: object) -> None:
+            self._question_screen = None
+            if not answer.done():
+                answer.set_result(_as_answer(value))
+            if self.turn_running:
+                self.move_to(RunState.RUNNING)
+
+        def given_up(_: object) -> None:
+            # The question was interrupted rather than answered: take its modal down.
+            if self._question_screen is modal and modal.is_current:
+                self._question_screen = None
+                modal.dismiss(None)
+
+        self._question_screen = modal
+        answer.add_done_callback(given_up)
+        self.app.push_screen(modal, answered)
+
+    def request_stop(self) -> None:
+        """The first Ctrl-C: the turn stops at its next safe point; a question on screen is given
+        up, which is not an answer."""
+        self.stop_requested = True
+        self.move_to(RunState.SUSPENDING)
+        self.notify("stop requested: finishing the current step; press ^C again to leave")
+        self.bridge.request_stop()
+
+    def clear_screen(self) -> None:
+        self.view.clear()
+        self.notify("screen cleared; the conversation is kept", timeout=2)
+
+    @on(Input.Submitted, "#chat")
+    async def submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value
+        if not text.strip() or self.turn_running:
+            return
+        self.chat.value = ""
+        if text.startswith("//"):
+            self._send(text[1:])
+            return
+        if text.startswith("/"):
+            await self._command(text)
+            return
+        self._send(text)
+
+    async def _command(self, text: str) -> None:
+        name, _, rest = text.partition(" ")
+        if name == "/help":
+            self.action_help()
+        elif name == "/exit":
+            self.app.exit()
+        elif name == "/clear":
+            await self._clear_conversation()
+            if rest.strip():
+                self._send(rest.strip())
+        else:
+            self.notify(
+                f"unknown command {single_line(name, 40)}; /help lists the commands",
+                severity="warning",
+                markup=False,
+            )
+
+    async def _clear_conversation(self) -> None:
+        session = self.bridge.session_id
+        await self.bridge.clear()
+        if session:
+            self.abandoned.append(session)
+        self.last_result = None
+        self.last_answer = ""
+        self.counters = Counters()
+        self.chat.forget()
+        self.view.add_meta(CONTEXT_CLEARED)
+        self.notify("context cleared", timeout=2)
+        self._refresh_panels()
+
+    def _send(self, prompt: str) -> None:
+        self.chat.remember(prompt)
+        self.view.append([PromptEvent(prompt)])
+        if self.bridge.session_id:
+            self._begin(lambda: self.bridge.follow_up(prompt))
+        else:
+            self._begin(lambda: self.bridge.start(prompt))
+
+    def action_toggle_panel(self) -> None:
+        panel = self.query_one("#side-panel", Static)
+        panel.display = not panel.display
+        if panel.display:
+            panel.update(side_panel_text(self.setup, self.counters))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+
+def _modal_for(question: Question) -> ModalScreen[object]:
+    modal: ModalScreen[object]
+    if isinstance(question, ApprovalQuestion):
+        modal = ApprovalScreen(question)  # type: ignore[assignment]
+    elif isinstance(question, ConfirmQuestion):
+        modal = ConfirmScreen(question)  # type: ignore[assignment]
+    elif isinstance(question, SelectQuestion):
+        modal = SelectScreen(question)  # type: ignore[assignment]
+    else:
+        modal = InputScreen(question)  # type: ignore[assignment]
+    return modal
+
+
+def _as_answer(value: object) -> Answer:
+    from fisk_ai.tools.questions import ApprovalChoice
+
+    if value is None or isinstance(value, ApprovalChoice | bool | int | str):
+        return value
+    return None

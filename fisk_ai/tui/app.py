@@ -1,0 +1,93 @@
+"""FiskApp: the full-screen workstation around one conversation.
+
+The app owns the keys that must work everywhere, even with a question up: Ctrl-C asks the turn
+to stop and a second press leaves, Ctrl-D leaves, Ctrl-L empties the screen. What the run left
+behind for the normal buffer (the answer, the resume hint, the counters) is read from
+``outcome`` once the app has stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.events import Print
+
+from fisk_ai.agent.runner import RunResult
+from fisk_ai.screens.run import RunScreen, RunSetup
+from fisk_ai.tui.bridge import RunBridge
+from fisk_ai.tui.status import Counters, RunState
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the full-screen run ended, for the lines reprinted after it."""
+
+    session_id: str
+    result: RunResult | None
+    answer: str
+    counters: Counters
+    state: RunState
+    error: str = ""
+    left_mid_turn: bool = False
+    abandoned: tuple[str, ...] = ()
+
+
+class FiskApp(App[None]):
+    CSS_PATH = "app.tcss"
+    ENABLE_COMMAND_PALETTE = False
+    TITLE = "fisk-ai"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "Stop", priority=True, show=False),
+        Binding("ctrl+d", "leave", "Leave", priority=True, show=False),
+        Binding("ctrl+l", "clear_screen", "Clear screen", priority=True, show=False),
+    ]
+
+    def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.setup = setup
+        self.run_screen = RunScreen(bridge, setup)
+        self.captured_stderr: list[str] = []
+        """What was written to stderr while the app ran, to be written out after it."""
+
+    def on_mount(self) -> None:
+        self.begin_capture_print(self, stdout=False, stderr=True)
+        self.push_screen(self.run_screen)
+
+    def on_print(self, event: Print) -> None:
+        self.captured_stderr.append(event.text)
+
+    def action_interrupt(self) -> None:
+        screen = self.run_screen
+        if screen.turn_running and not screen.stop_requested:
+            screen.request_stop()
+        else:
+            self.exit()
+
+    def action_leave(self) -> None:
+        self.exit()
+
+    def action_clear_screen(self) -> None:
+        self.run_screen.clear_screen()
+
+    @property
+    def outcome(self) -> Outcome:
+        screen = self.run_screen
+        state = screen.status.state
+        if state is RunState.AWAITING_INPUT and screen.last_result is not None:
+            state = RunState.COMPLETE
+        return Outcome(
+            session_id=self.bridge.session_id
+            or (screen.last_result.session_id if screen.last_result else ""),
+            result=screen.last_result,
+            answer=screen.last_answer,
+            counters=screen.counters,
+            state=state,
+            error=screen.error,
+            left_mid_turn=screen.turn_running,
+            abandoned=tuple(screen.abandoned),
+        )

@@ -1,0 +1,145 @@
+"""The one place the workstation meets the run: events become Textual messages, questions become
+futures a modal resolves, and prompts become runner turns.
+
+The run is driven in-process for now. When the a2a client takes over, only this module changes:
+the screens see ``EventArrived``, ``QuestionAsked`` and the awaitables ``start``, ``resume`` and
+``follow_up`` return, never the runner itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from fisk_ai.agent.events import Event
+from fisk_ai.multiplex import PaneState, Reporter
+from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
+
+if TYPE_CHECKING:
+    from fisk_ai.agent.runner import Runner, RunResult
+
+
+class EventArrived(Message):
+    """One event of the run, posted from the run's task."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class QuestionAsked(Message):
+    """The run waits on a person; resolve ``answer`` (or fail it with QuestionInterrupted)."""
+
+    def __init__(self, question: Question, answer: asyncio.Future[Answer]) -> None:
+        super().__init__()
+        self.question = question
+        self.answer = answer
+
+
+Post = Callable[[Message], object]
+
+
+def blocked_reason(question: Question) -> str:
+    from fisk_ai.lineui.prompter import blocked_reason as reason
+
+    return reason(question)
+
+
+class RunBridge:
+    """The run's event sink and prompter, and the way the screen starts turns.
+
+    Build it, hand it to the Runner as ``events`` and ``prompter``, then ``bind`` the runner; the
+    screen calls ``attach`` with its ``post_message`` before the first turn.
+    """
+
+    def __init__(self, reporter: Reporter | None = None) -> None:
+        self._reporter = reporter
+        self._runner: Runner | None = None
+        self._post: Post | None = None
+        self._pending: asyncio.Future[Answer] | None = None
+        self._one_question = asyncio.Lock()
+
+    def report_to(self, reporter: Reporter) -> None:
+        self._reporter = reporter
+
+    def bind(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def attach(self, post: Post) -> None:
+        self._post = post
+
+    @property
+    def session_id(self) -> str:
+        return self._runner.session_id if self._runner is not None else ""
+
+    def emit(self, event: Event) -> None:
+        if self._post is not None:
+            self._post(EventArrived(event))
+
+    def can_prompt(self) -> bool:
+        return self._post is not None
+
+    async def ask(self, question: Question) -> Answer:
+        async with self._one_question:
+            post = self._post
+            if post is None:
+                raise QuestionInterrupted("nobody is at the screen to answer")
+            answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+            self._pending = answer
+            self._report(PaneState.BLOCKED, blocked_reason(question))
+            try:
+                post(QuestionAsked(question, answer))
+                return await answer
+            finally:
+                self._pending = None
+                self._report(PaneState.WORKING)
+
+    def interrupt(self) -> None:
+        """Give up the question on screen: not an answer, so the run stops at its safe point."""
+        pending = self._pending
+        if pending is not None and not pending.done():
+            pending.set_exception(QuestionInterrupted("the question was interrupted"))
+
+    def request_stop(self) -> None:
+        """Ask the turn in flight to stop at its next safe point."""
+        if self._runner is not None:
+            self._runner.suspend.set()
+        self.interrupt()
+
+    async def start(self, prompt: str) -> RunResult:
+        runner = self._require_runner()
+        return await self._turn(lambda: runner.start(prompt))
+
+    async def resume(self, session_id: str, *, force: bool = False) -> RunResult:
+        runner = self._require_runner()
+        return await self._turn(lambda: runner.resume(session_id, force=force))
+
+    async def follow_up(self, prompt: str) -> RunResult:
+        runner = self._require_runner()
+        return await self._turn(lambda: runner.follow_up(prompt))
+
+    async def clear(self) -> None:
+        """Let go of the conversation; the next prompt starts a new one."""
+        await self._require_runner().close()
+
+    async def _turn(self, body: Callable[[], Awaitable[RunResult]]) -> RunResult:
+        runner = self._require_runner()
+        runner.suspend.clear()
+        # Working is reported on submission, not on acceptance: the work is already on its way.
+        self._report(PaneState.WORKING)
+        try:
+            return await body()
+        finally:
+            self._report(PaneState.IDLE)
+
+    def _require_runner(self) -> Runner:
+        if self._runner is None:
+            raise RuntimeError("bind a runner to the bridge before starting a turn")
+        return self._runner
+
+    def _report(self, state: PaneState, reason: str = "") -> None:
+        if self._reporter is not None:
+            self._reporter.report(state, reason)

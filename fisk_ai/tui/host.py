@@ -1,0 +1,139 @@
+"""`fisk run` full screen: host the agent, run the workstation, then reprint what matters.
+
+The screen is taken only after the agent is hosted, so a configuration or tool failure is told on
+a terminal somebody can read. While the app runs, standard error is captured (library logging
+included) and written out after the terminal is restored, with the warnings, the answer on stdout
+and the resume hint and summary line on stderr, so all of it survives in the scrollback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+
+from fisk_ai.agent.loop import StopReason
+from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
+from fisk_ai.lineui.run import EXIT_INTERRUPTED, RunOptions, hosted_run, run_line_mode
+from fisk_ai.lineui.surface import write_answer
+from fisk_ai.multiplex import Reporter
+from fisk_ai.util.sanitize import single_line
+
+
+def run_full_screen(options: RunOptions) -> int:
+    """Run the workstation unless ``harness.no_tui`` asks for lines; return the exit code."""
+    from fisk_ai.config import Mode, load
+
+    if load(options.config, Mode.AGENT).harness.no_tui:
+        return run_line_mode(options)
+    return asyncio.run(_host(options))
+
+
+async def _host(options: RunOptions) -> int:
+    from fisk_ai import __version__
+    from fisk_ai.screens.run import RunSetup, ToolRow
+    from fisk_ai.tools.base import Confirmable
+    from fisk_ai.tui.app import FiskApp
+    from fisk_ai.tui.bridge import RunBridge
+
+    started = time.monotonic()
+    warnings: list[str] = []
+    bridge = RunBridge()
+
+    def prompter_for(reporter: Reporter) -> RunBridge:
+        bridge.report_to(reporter)
+        return bridge
+
+    async with hosted_run(
+        options, events=bridge, prompter_for=prompter_for, warn=warnings.append, interactive=True
+    ) as hosted:
+        bridge.bind(hosted.runner)
+        cfg = hosted.config
+        confirm_tags = tuple(cfg.harness.confirm_tags)
+        rows = []
+        for source in hosted.tools.sources:
+            for tool in source.tools:
+                gated = isinstance(tool, Confirmable) and bool(tool.confirm_trigger(confirm_tags))
+                rows.append(ToolRow(tool.name, source.label, gated))
+        setup = RunSetup(
+            identity=cfg.identity,
+            model=cfg.llm.model,
+            prompt=options.prompt,
+            resume=options.resume,
+            force=options.force,
+            tools=tuple(rows),
+            max_tokens=cfg.llm.budget.max_tokens,
+            bell=not cfg.harness.no_bell,
+            version=__version__,
+            warnings=tuple(warnings),
+        )
+        app = FiskApp(bridge, setup)
+        captured = io.StringIO()
+        with _logging_into(captured):
+            await app.run_async()
+        outcome = app.outcome
+
+    for warning in warnings:
+        _stderr(warning)
+    leftover = captured.getvalue() + "".join(app.captured_stderr)
+    if leftover:
+        sys.stderr.write(leftover if leftover.endswith("\n") else leftover + "\n")
+    if outcome.answer:
+        write_answer(
+            outcome.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color
+        )
+    for session in outcome.abandoned:
+        _stderr(f"left conversation {session}; {resume_hint(session)}")
+    result = outcome.result
+    if outcome.error:
+        _stderr(f"run ended: {outcome.error}")
+    if result is not None:
+        summary = RunSummary(
+            suspended=result.stop_reason is StopReason.SUSPENDED or outcome.left_mid_turn,
+            session=outcome.session_id,
+            model=cfg.llm.model,
+            llm_calls=result.llm_calls,
+            tool_calls=result.tool_calls,
+            remote_tool_calls=result.remote_tool_calls,
+            usage=result.usage,
+            latency=timedelta(seconds=time.monotonic() - started),
+        )
+        _stderr("")
+        _stderr(summary_line(summary, verbose=options.verbose))
+        if result.stop_reason is not StopReason.COMPLETED and result.message:
+            _stderr(f"run ended: {single_line(result.message)}")
+    if outcome.session_id:
+        _stderr(resume_hint(outcome.session_id))
+    if outcome.left_mid_turn or (result and result.stop_reason is StopReason.SUSPENDED):
+        return EXIT_INTERRUPTED
+    if outcome.error or result is None or result.stop_reason is not StopReason.COMPLETED:
+        return 1
+    return 0
+
+
+@contextlib.contextmanager
+def _logging_into(buffer: io.StringIO) -> Iterator[None]:
+    """Point every handler writing to the terminal's stderr at ``buffer`` while the app runs;
+    anything written to sys.stderr itself is captured by the app."""
+    moved: list[tuple[logging.StreamHandler[io.TextIOBase], object]] = []
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (
+            sys.stderr,
+            sys.__stderr__,
+        ):
+            moved.append((handler, handler.setStream(buffer)))
+    try:
+        yield
+    finally:
+        for handler, stream in moved:
+            handler.setStream(stream)  # type: ignore[arg-type]
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()

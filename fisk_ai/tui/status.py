@@ -1,0 +1,126 @@
+"""The status bar's model: the run's state as a small state machine, and the counters.
+
+The state word is always written out, so the bar reads the same on a monochrome terminal.
+Elapsed time is left out on purpose: it kept climbing through idle waits for input.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from fisk_ai.agent.loop import StopReason
+from fisk_ai.llm.types import Usage
+from fisk_ai.util.sanitize import single_line
+
+
+class RunState(enum.Enum):
+    RUNNING = "running"
+    BLOCKED = "blocked"
+    SUSPENDING = "suspending"
+    SUSPENDED = "suspended"
+    COMPLETE = "complete"
+    ABORTED = "aborted"
+    ERROR = "error"
+    AWAITING_INPUT = "awaiting input"
+
+    @property
+    def word(self) -> str:
+        return self.value
+
+    @property
+    def css_class(self) -> str:
+        return "state-" + self.name.lower().replace("_", "-")
+
+
+_SETTLED = frozenset(
+    {
+        RunState.SUSPENDED,
+        RunState.COMPLETE,
+        RunState.ABORTED,
+        RunState.ERROR,
+        RunState.AWAITING_INPUT,
+    }
+)
+
+# The moves the bar accepts; anything else keeps the current state. A stop request wins over a
+# question that arrives after it, so the bar never claims the run is running again.
+_MOVES: dict[RunState, frozenset[RunState]] = {
+    RunState.RUNNING: frozenset(
+        {RunState.BLOCKED, RunState.SUSPENDING, *_SETTLED} - {RunState.AWAITING_INPUT}
+    ),
+    RunState.BLOCKED: frozenset({RunState.RUNNING, RunState.SUSPENDING, *_SETTLED}),
+    RunState.SUSPENDING: frozenset(_SETTLED - {RunState.AWAITING_INPUT}),
+    **{settled: frozenset({RunState.RUNNING, RunState.AWAITING_INPUT}) for settled in _SETTLED},
+}
+
+
+def can_move(current: RunState, target: RunState) -> bool:
+    return target is current or target in _MOVES[current]
+
+
+def state_after_turn(stop_reason: StopReason) -> RunState:
+    """How a turn that returned ended, before the chat bar opens."""
+    if stop_reason is StopReason.COMPLETED:
+        return RunState.COMPLETE
+    if stop_reason is StopReason.SUSPENDED:
+        return RunState.SUSPENDED
+    if stop_reason is StopReason.ERROR:
+        return RunState.ERROR
+    return RunState.ABORTED
+
+
+@dataclass(frozen=True)
+class Counters:
+    """What the side panel counts: the four token counters kept apart, thinking, calls."""
+
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    tool_calls: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """The budget counts cache reads and writes at full weight, so the bar shows the sum."""
+        usage = self.usage
+        return (
+            usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_tokens
+            + usage.cache_create_tokens
+        )
+
+    def after_model_call(self, usage: Usage) -> Counters:
+        return replace(self, usage=self.usage + usage, model_calls=self.model_calls + 1)
+
+    def after_tool_call(self) -> Counters:
+        return replace(self, tool_calls=self.tool_calls + 1)
+
+
+@dataclass(frozen=True)
+class StatusLine:
+    state: RunState = RunState.RUNNING
+    counters: Counters = field(default_factory=Counters)
+    model: str = ""
+    session: str = ""
+
+    def moved(self, target: RunState) -> StatusLine:
+        return replace(self, state=target) if can_move(self.state, target) else self
+
+    def text(self) -> str:
+        parts = [
+            f"[{self.state.word}]",
+            f"tokens={self.counters.tokens}",
+            f"thinking={self.counters.usage.thinking_tokens}",
+        ]
+        if self.model:
+            parts.append(f"model={single_line(self.model, 40)}")
+        if self.session:
+            parts.append(f"session={self.session}")
+        return "  ".join(parts) + "   ? help"
+
+
+def budget_text(counters: Counters, max_tokens: int) -> str:
+    if max_tokens <= 0:
+        return f"{counters.tokens} tokens"
+    percent = counters.tokens * 100 // max_tokens
+    return f"{counters.tokens} of {max_tokens} tokens ({percent}%)"

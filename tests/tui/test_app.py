@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Button
+
+from fisk_ai.screens.approval import ApprovalScreen
+from fisk_ai.tui.app import FiskApp
+from fisk_ai.tui.status import RunState
+from tests.fakes.provider import Reply, answer, call, calls
+from tests.tui.workstation import running
+
+
+def screen_text(app: FiskApp) -> str:
+    view = app.run_screen.view
+    return "\n".join(strip.text for strip in (view.render_line(y) for y in range(view.size.height)))
+
+
+async def settle(app: FiskApp, pilot: Pilot[None]) -> None:
+    """Wait until the turn in flight has ended or put a question up."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def until_question(app: FiskApp, pilot: Pilot[None]) -> None:
+    for _ in range(200):
+        if isinstance(app.screen, ApprovalScreen) or not app.run_screen.turn_running:
+            return
+        await pilot.pause()
+
+
+def remove_stream() -> list[Reply]:
+    return [calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("removed")]
+
+
+async def send(app: FiskApp, pilot: Pilot[None], text: str) -> None:
+    app.run_screen.chat.value = text
+    await pilot.press("enter")
+
+
+async def test_a_prompt_shows_its_answer_and_opens_the_chat_bar(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("the streams are fine")]) as (app, pilot):
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "> hello" in text
+        assert "the streams are fine" in text
+        assert app.run_screen.status.state is RunState.AWAITING_INPUT
+        assert app.run_screen.chat.has_focus
+
+
+async def test_a_follow_up_continues_the_conversation(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("first"), answer("second")]) as (app, pilot):
+        await settle(app, pilot)
+        session = app.bridge.session_id
+        await send(app, pilot, "and then?")
+        await settle(app, pilot)
+        assert "> and then?" in screen_text(app)
+        assert "second" in screen_text(app)
+        assert app.bridge.session_id == session
+
+
+async def test_a_gated_command_raises_the_approval_modal_with_no_focused(tmp_path: Path) -> None:
+    async with running(tmp_path, remove_stream()) as (app, pilot):
+        await until_question(app, pilot)
+        assert isinstance(app.screen, ApprovalScreen)
+        assert isinstance(app.focused, Button)
+        assert str(app.focused.label) == "No"
+        assert app.run_screen.status.state is RunState.BLOCKED
+        assert "[blocked]" in app.run_screen.status.text()
+        await pilot.press("right", "enter")  # Once
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "-> stream rm -- ORDERS" in text
+        assert "removed" in text
+        assert app.run_screen.last_result is not None
+        assert app.run_screen.last_result.tool_calls == 1
+
+
+async def test_no_declines_the_gated_command(tmp_path: Path) -> None:
+    async with running(tmp_path, remove_stream()) as (app, pilot):
+        await until_question(app, pilot)
+        await pilot.press("enter")  # No has the focus
+        await settle(app, pilot)
+        app.run_screen.view.action_toggle_output()
+        await pilot.pause()
+        assert "declined" in screen_text(app).lower()
+        assert '"argv"' not in screen_text(app)
+
+
+async def test_always_stops_asking_for_the_command(tmp_path: Path) -> None:
+    replies = [
+        *remove_stream(),
+        calls(call("t2", "stream_rm", {"stream": "EVENTS"})),
+        answer("removed again"),
+    ]
+    async with running(tmp_path, replies) as (app, pilot):
+        await until_question(app, pilot)
+        await pilot.press("right", "right", "enter")  # Always
+        await settle(app, pilot)
+        await send(app, pilot, "the other one too")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert "removed again" in screen_text(app)
+        result = app.run_screen.last_result
+        assert result is not None and result.tool_calls == 2
+
+
+async def test_ctrl_l_empties_the_screen_and_keeps_the_conversation(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("first"), answer("second")]) as (app, pilot):
+        await settle(app, pilot)
+        session = app.bridge.session_id
+        await pilot.press("ctrl+l")
+        assert "first" not in screen_text(app)
+        await send(app, pilot, "more")
+        await settle(app, pilot)
+        assert app.bridge.session_id == session
+        assert "second" in screen_text(app)
+
+
+async def test_clear_starts_a_new_conversation_and_keeps_the_scrollback(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("first"), answer("fresh")]) as (app, pilot):
+        await settle(app, pilot)
+        old_session = app.bridge.session_id
+        await send(app, pilot, "/clear")
+        await pilot.pause()
+        assert "--- context cleared ---" in screen_text(app)
+        await send(app, pilot, "start over")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "first" in text and "fresh" in text
+        assert app.bridge.session_id not in ("", old_session)
+        assert app.outcome.abandoned == (old_session,)
+
+
+async def test_a_double_slash_sends_a_leading_slash(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("first"), answer("ok")]) as (app, pilot):
+        await settle(app, pilot)
+        await send(app, pilot, "//etc/hosts please")
+        await settle(app, pilot)
+        assert "> /etc/hosts please" in screen_text(app)
+
+
+async def test_up_recalls_the_previous_prompt(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("first"), answer("second")]) as (app, pilot):
+        await settle(app, pilot)
+        await send(app, pilot, "again")
+        await settle(app, pilot)
+        await pilot.press("up")
+        assert app.run_screen.chat.value == "again"
+        await pilot.press("up")
+        assert app.run_screen.chat.value == "hello"
+
+
+async def test_ctrl_d_leaves_with_the_conversation_kept(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("done")]) as (app, pilot):
+        await settle(app, pilot)
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+    assert not app.is_running
+    outcome = app.outcome
+    assert outcome.answer == "done"
+    assert outcome.session_id
+    assert outcome.state is RunState.COMPLETE
+    assert any((tmp_path / "runs").rglob(f"*{outcome.session_id}*"))
+
+
+async def test_ctrl_c_with_a_question_up_stops_the_run_without_answering(tmp_path: Path) -> None:
+    async with running(tmp_path, remove_stream()) as (app, pilot):
+        await until_question(app, pilot)
+        await pilot.press("ctrl+c")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert app.run_screen.status.state is RunState.SUSPENDED
+        assert "resume with: fisk run --resume" in screen_text(app)
+        assert app.is_running
+
+
+async def test_markup_in_tool_output_is_shown_as_typed(tmp_path: Path) -> None:
+    replies = [calls(call("t1", "say", {"words": "[/]x[0]"})), answer("[/] and [bold]y")]
+    async with running(tmp_path, replies) as (app, pilot):
+        await settle(app, pilot)
+        assert "[/] and [bold]y" in screen_text(app)
+        assert app.run_screen.view.search("[/]x[0]") > 0
+        await pilot.pause()
+        assert "[/]x[0]" in screen_text(app)
+
+
+async def test_markup_in_an_approval_is_shown_as_typed(tmp_path: Path) -> None:
+    replies = [calls(call("t1", "stream_rm", {"stream": "[/]x[0]"})), answer("ok")]
+    async with running(tmp_path, replies) as (app, pilot):
+        await until_question(app, pilot)
+        command = app.screen.query_one("#approval-command")
+        assert "[/]x[0]" in str(command.render())
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+
+async def test_help_lists_the_keys(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("done")]) as (app, pilot):
+        await settle(app, pilot)
+        await send(app, pilot, "/help")
+        await pilot.pause()
+        text = str(app.screen.query_one("#help-text").render())
+        for key in ("Ctrl-C", "Ctrl-D", "Ctrl-L", "F2", "/clear", "//text"):
+            assert key in text

@@ -1,0 +1,125 @@
+"""The real `fisk run` full screen in an isolated tmux server: approve a gated command with keys,
+read the screen back with capture-pane and the pane state from ``@fisk_state``."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.agent_runs import fisk_environment, write_config
+from tests.e2e.conftest import FISK
+from tests.fakes.fiskapp import write_fake_app
+from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.tui.workstation import ops_model
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+DEADLINE = 20.0
+DONE_CHANNEL = "fisk-run-done"
+
+
+@dataclass(frozen=True)
+class Pane:
+    label: str
+    environment: dict[str, str]
+
+    def tmux(self, *arguments: str, timeout: float = 10) -> str:
+        completed = subprocess.run(
+            ["tmux", "-L", self.label, *arguments],
+            env=self.environment,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        return completed.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "run")
+
+    def state(self) -> str:
+        shown = subprocess.run(
+            ["tmux", "-L", self.label, "show-options", "-w", "-v", "-t", "run", "@fisk_state"],
+            env=self.environment,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        )
+        return shown.stdout.strip()
+
+    def wait_until(self, condition: Callable[[], bool], what: str) -> None:
+        """Poll the pane until ``condition`` holds; the run is another process."""
+        deadline = time.monotonic() + DEADLINE
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; the screen:\n{self.screen()}")
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def tmux_environment(tmp_path: Path) -> Iterator[dict[str, str]]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("TMUX")}
+    environment["TMUX_TMPDIR"] = str(tmp_path / "tmux")
+    (tmp_path / "tmux").mkdir()
+    yield environment
+
+
+def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
+    tmp_path: Path, tmux_environment: dict[str, str]
+) -> None:
+    application = write_fake_app(tmp_path, ops_model(), name="ops")
+    write_config(tmp_path, application=application, extra="identity: ops-agent\n")
+    turns = [
+        reply(tool_use("tu_1", "stream_rm", {"stream": "ORDERS"}), stop_reason="tool_use"),
+        reply(text("ORDERS is gone")),
+    ]
+    with FakeMessagesAPI(turns) as api:
+        environment = {**fisk_environment(tmp_path, api), **tmux_environment}
+        command = (
+            f"{shlex.quote(str(FISK))} run remove ORDERS; echo EXIT=$?; "
+            f"tmux wait-for -S {DONE_CHANNEL}; sleep 600"
+        )
+        pane = Pane(f"fisk-{uuid.uuid4().hex[:8]}", environment)
+        pane.tmux(
+            "-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", "100", "-y", "30",
+            "-c", str(tmp_path), command,
+        )  # fmt: skip
+        try:
+            pane.wait_until(lambda: "Run this command?" in pane.screen(), "the approval modal")
+            pane.wait_until(lambda: pane.state() == "blocked", "@fisk_state blocked")
+            assert '"stream rm" carries tag "ai:confirm"' in pane.screen()
+
+            pane.tmux("send-keys", "-t", "run", "Right", "Enter")
+            pane.wait_until(lambda: "[awaiting input]" in pane.screen(), "the chat bar")
+            screen = pane.screen()
+            assert "-> stream rm -- ORDERS" in screen
+            assert "ORDERS is gone" in screen
+            pane.wait_until(lambda: pane.state() == "idle", "@fisk_state idle")
+
+            pane.tmux("send-keys", "-t", "run", "C-d")
+            pane.tmux("wait-for", DONE_CHANNEL, timeout=DEADLINE)
+            after = pane.screen()
+        finally:
+            subprocess.run(
+                ["tmux", "-L", pane.label, "kill-server"],
+                env=environment,
+                capture_output=True,
+                check=False,
+                timeout=10,
+            )
+    assert "ORDERS is gone" in after
+    assert "Run summary: session=" in after
+    assert "resume with: fisk run --resume" in after
+    assert "EXIT=0" in after
+    assert len(api.requests) == 2

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from fisk_ai.llm.types import Request, Response
+from fisk_ai.screens.approval import ApprovalScreen
+from fisk_ai.tui.app import FiskApp
+from tests.fakes.provider import ScriptedProvider, call, calls
+from tests.tui.workstation import build_app
+
+SIZE = (100, 24)
+SESSION = "2a9Wsnapshotsession00000000"
+SnapCompare = Callable[..., bool]
+
+
+class StallingProvider(ScriptedProvider):
+    """Answers from its script, then keeps the next model call waiting: a turn in flight."""
+
+    async def call(self, request: Request) -> Response:
+        if not self._replies:
+            await asyncio.Event().wait()
+        return await super().call(request)
+
+
+@pytest.fixture(autouse=True)
+def fixed_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fisk_ai.agent.runner.new_ksuid", lambda: SESSION)
+
+
+def test_the_run_screen_mid_turn(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """Prompt, thinking, a call and its folded output; the status bar says running."""
+    provider = StallingProvider(
+        [calls(call("t1", "say", {"words": "hi"}), text="Saying hi first.", thinking="plan")]
+    )
+    app, _ = build_app(tmp_path, provider, prompt="say hi to the fleet")
+
+    async def until_the_output(pilot: Pilot[None]) -> None:
+        assert isinstance(pilot.app, FiskApp)
+        while pilot.app.run_screen.view.transcript.line_count < 6:
+            await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=until_the_output)
+
+
+def test_the_approval_modal(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    """The sanitised command line, the gating tag, and No first with the focus."""
+    provider = StallingProvider([calls(call("t1", "stream_rm", {"stream": "ORDERS"}))])
+    app, _ = build_app(tmp_path, provider, prompt="remove ORDERS")
+
+    async def until_the_question(pilot: Pilot[None]) -> None:
+        while not isinstance(pilot.app.screen, ApprovalScreen):
+            await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=until_the_question)
