@@ -32,6 +32,7 @@ from fisk_ai.tools.questions import (
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
 from fisk_ai.tui.status import Counters, RunState, StatusLine, budget_text, state_after_turn
+from fisk_ai.tui.transcript import Transcript
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
@@ -61,6 +62,8 @@ class RunSetup:
     bell: bool = True
     version: str = ""
     warnings: tuple[str, ...] = ()
+    tool_output: bool = False
+    """--tool-output: command output starts expanded rather than folded."""
 
 
 class ChatInput(Input):
@@ -174,7 +177,9 @@ class RunScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.setup, ""), markup=False, id="header")
         with Horizontal(id="body"):
-            yield TranscriptView(id="transcript")
+            yield TranscriptView(
+                Transcript(output_folded=not self.setup.tool_output), id="transcript"
+            )
             yield Static("", markup=False, id="side-panel")
         yield Static(startup_text(self.setup), markup=False, id="startup")
         yield ChatInput(id="chat")

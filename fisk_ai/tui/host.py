@@ -71,6 +71,7 @@ async def _host(options: RunOptions) -> int:
             bell=not cfg.harness.no_bell,
             version=__version__,
             warnings=tuple(warnings),
+            tool_output=options.tool_output,
         )
         app = FiskApp(bridge, setup)
         captured = io.StringIO()

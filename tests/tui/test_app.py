@@ -205,3 +205,19 @@ async def test_help_lists_the_keys(tmp_path: Path) -> None:
         text = str(app.screen.query_one("#help-text").render())
         for key in ("Ctrl-C", "Ctrl-D", "Ctrl-L", "F2", "/clear", "//text"):
             assert key in text
+
+
+async def test_tool_output_starts_expanded_with_the_flag(tmp_path: Path) -> None:
+    replies = [calls(call("t1", "say", {"words": "moo"})), answer("done")]
+    async with running(tmp_path, replies, tool_output=True) as (app, pilot):
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert '"argv"' in text
+        assert "lines of output" not in text
+
+
+async def test_tool_output_is_folded_by_default(tmp_path: Path) -> None:
+    replies = [calls(call("t1", "say", {"words": "moo"})), answer("done")]
+    async with running(tmp_path, replies) as (app, pilot):
+        await settle(app, pilot)
+        assert "lines of output (Z to expand)" in screen_text(app)

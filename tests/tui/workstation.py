@@ -59,7 +59,7 @@ def ops_tools(directory: Path) -> ToolSet:
 
 
 def build_app(
-    tmp_path: Path, provider: Provider, *, prompt: str = "hello"
+    tmp_path: Path, provider: Provider, *, prompt: str = "hello", tool_output: bool = False
 ) -> tuple[FiskApp, Runner]:
     """The app and the runner behind it; close the runner when done."""
     tools = ops_tools(tmp_path)
@@ -81,26 +81,29 @@ def build_app(
         max_tokens=SETTINGS.max_tokens,
         bell=False,
         version="test",
+        tool_output=tool_output,
     )
     return FiskApp(bridge, setup), runner
 
 
 @asynccontextmanager
 async def workstation(
-    tmp_path: Path, replies: Sequence[Reply], *, prompt: str = "hello"
+    tmp_path: Path, replies: Sequence[Reply], *, prompt: str = "hello", tool_output: bool = False
 ) -> AsyncIterator[FiskApp]:
-    app, runner = build_app(tmp_path, ScriptedProvider(replies), prompt=prompt)
+    app, runner = build_app(
+        tmp_path, ScriptedProvider(replies), prompt=prompt, tool_output=tool_output
+    )
     async with runner:
         yield app
 
 
 @asynccontextmanager
 async def running(
-    tmp_path: Path, replies: Sequence[Reply], *, prompt: str = "hello"
+    tmp_path: Path, replies: Sequence[Reply], *, prompt: str = "hello", tool_output: bool = False
 ) -> AsyncIterator[tuple[FiskApp, Pilot[None]]]:
     """The workstation running headless at ``SIZE``, with its pilot."""
     async with (
-        workstation(tmp_path, replies, prompt=prompt) as app,
+        workstation(tmp_path, replies, prompt=prompt, tool_output=tool_output) as app,
         app.run_test(size=SIZE) as pilot,
     ):
         yield app, pilot
