@@ -1,4 +1,5 @@
-"""`fisk session ls | show ID | answer ID CALL_ID | rm ID`: the journaled conversations."""
+"""`fisk session ls | show ID | browse | answer ID CALL_ID | rm ID`: the journaled
+conversations."""
 
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ def register(subcommands: Any) -> None:
         help="print the transcript as lines even on a terminal (env NO_TUI)",
     )
     show.set_defaults(handler=run_show)
+
+    browse = actions.add_parser(
+        "browse",
+        help="browse sessions full screen: filter, preview, open, remove",
+        description="List the sessions of the configured backend full screen, filter them as "
+        "you type, preview and open a transcript, and remove one after confirming. Needs a "
+        "terminal; fisk session ls prints the listing as lines.",
+    )
+    browse.set_defaults(handler=run_browse)
 
     answer = actions.add_parser(
         "answer",
@@ -94,11 +104,35 @@ def run_show(args: argparse.Namespace) -> int:
 
     conversation = fold(asyncio.run(_store(args).read(args.session_id)))
     sys.stdout.write(summary(conversation))
+    if args.transcript and not args.no_tui and _on_terminal():
+        from fisk_ai.tui.sessions_app import SessionsApp
+
+        sys.stdout.flush()
+        SessionsApp(conversation=conversation).run()
+        return 0
     if args.transcript:
         print("\n--- transcript ---")
         for line in transcript(conversation, thinking=args.thinking):
             print(line)
     return 0
+
+
+def run_browse(args: argparse.Namespace) -> int:
+    from fisk_ai.errors import FiskError
+
+    if not _on_terminal():
+        raise FiskError(
+            "fisk session browse needs a terminal on stdin and stdout; use fisk session ls to "
+            "list sessions as lines"
+        )
+    from fisk_ai.tui.sessions_app import SessionsApp
+
+    SessionsApp(_store(args)).run()
+    return 0
+
+
+def _on_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def run_answer(args: argparse.Namespace) -> int:

@@ -103,7 +103,7 @@ def _message_lines(message: Message, *, thinking: bool) -> list[str]:
             if thinking and block.text.strip():
                 lines += ["[thinking]", strip_control(block.text).strip()]
         elif isinstance(block, ToolUseBlock):
-            lines.append(tool_call_line(ToolCallEvent(block.id, block.name, _arguments(block))))
+            lines.append(tool_call_line(ToolCallEvent(block.id, block.name, call_arguments(block))))
         elif isinstance(block, ToolResultBlock):
             marker = " (error)" if block.is_error else ""
             content = strip_control(block.content).rstrip()
@@ -111,7 +111,8 @@ def _message_lines(message: Message, *, thinking: bool) -> list[str]:
     return lines
 
 
-def _arguments(block: ToolUseBlock) -> dict[str, object]:
+def call_arguments(block: ToolUseBlock) -> dict[str, object]:
+    """A call's arguments as an object for display; input that is not one is shown whole."""
     try:
         decoded = json.loads(block.input or "{}")
     except ValueError:

@@ -153,6 +153,18 @@ class TranscriptView(ScrollView, can_focus=True):
         self.following = True
         self._changed()
 
+    def show(self, transcript: Transcript) -> None:
+        """Replace what the view shows with another transcript, from its top."""
+        self.transcript = transcript
+        self.focused_block = None
+        self.matches = []
+        self.match_index = -1
+        self.search_text = ""
+        self._sync_size()
+        self.refresh()
+        self.scroll_home(animate=False, immediate=True)
+        self.following = round(self.scroll_offset.y) >= self.max_scroll_y
+
     def _changed(self) -> None:
         self._sync_size()
         self.refresh()

@@ -1,0 +1,110 @@
+"""The read-only transcript viewer: a stored conversation folded as the run screen folds it, with
+the viewport's keys (z/Z, / with n/N, g/G) and q or Esc to close."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Input, Static
+
+from fisk_ai.tui.transcript import transcript_of
+from fisk_ai.tui.widgets.transcript_view import TranscriptView
+from fisk_ai.util.sanitize import single_line
+
+if TYPE_CHECKING:
+    from fisk_ai.sessions import Conversation
+
+VIEWER_KEYS = "z/Z fold  / search  n/N next/prev  g/G top/bottom  [ ] prompts  q close"
+
+
+def viewer_header(conversation: Conversation) -> str:
+    usage = conversation.usage
+    parts = [
+        f"session {conversation.run_id}",
+        conversation.status.value,
+        f"model={single_line(conversation.meta.fingerprint.model, 40) or '-'}",
+        f"tokens={usage.input_tokens} in / {usage.output_tokens} out",
+    ]
+    return "  ".join(parts)
+
+
+class SearchInput(Input):
+    """The search field: Enter searches, Esc gives up and hands the keys back to the view."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "give_up", "Cancel", show=False),
+    ]
+
+    def action_give_up(self) -> None:
+        self.value = ""
+        self.display = False
+        self.screen.query_one(TranscriptView).focus()
+
+
+class TranscriptScreen(Screen[None]):
+    """One stored conversation, read-only. ``closes_app`` makes q and Esc leave the app (the
+    viewer opened from the command line) rather than go back to the screen beneath."""
+
+    DEFAULT_CSS = """
+    TranscriptScreen { layout: vertical; }
+    TranscriptScreen #viewer-header {
+        height: 1; background: $primary; color: $text; padding: 0 1;
+    }
+    TranscriptScreen #viewer { height: 1fr; }
+    TranscriptScreen #viewer-search { height: 3; }
+    TranscriptScreen #viewer-status {
+        height: 1; background: $primary-darken-2; color: $text; padding: 0 1;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q,escape", "close", "Close"),
+    ]
+
+    def __init__(self, conversation: Conversation, *, closes_app: bool = False) -> None:
+        super().__init__()
+        self.conversation = conversation
+        self.closes_app = closes_app
+
+    def compose(self) -> ComposeResult:
+        yield Static(viewer_header(self.conversation), markup=False, id="viewer-header")
+        yield TranscriptView(transcript_of(self.conversation), id="viewer")
+        yield SearchInput(placeholder="search (Enter finds, Esc cancels)", id="viewer-search")
+        yield Static(VIEWER_KEYS, markup=False, id="viewer-status")
+
+    @property
+    def view(self) -> TranscriptView:
+        return self.query_one("#viewer", TranscriptView)
+
+    def on_mount(self) -> None:
+        self.query_one(SearchInput).display = False
+        view = self.view
+        view.focus()
+        self.call_after_refresh(view.action_top)
+
+    def on_transcript_view_search_requested(self) -> None:
+        field = self.query_one(SearchInput)
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#viewer-search")
+    def searched(self, event: Input.Submitted) -> None:
+        event.stop()
+        field = self.query_one(SearchInput)
+        count = self.view.search(event.value)
+        field.value = ""
+        field.display = False
+        self.view.focus()
+        label = self.view.match_label
+        found = f"{count} matching lines ({label})" if count else "no match"
+        self.query_one("#viewer-status", Static).update(f"{found}   {VIEWER_KEYS}")
+
+    def action_close(self) -> None:
+        if self.closes_app:
+            self.app.exit()
+        else:
+            self.dismiss(None)

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.widgets import Static
+
+from fisk_ai.screens.question import ConfirmScreen
+from fisk_ai.screens.sessions import SessionBrowser
+from fisk_ai.screens.transcript import TranscriptScreen
+from fisk_ai.sessions import FileSessionStore, SessionSummary
+from fisk_ai.tui.sessions_app import SessionsApp
+from tests.screens.journals import small_journal, stream_report, write_journal
+
+SIZE = (120, 30)
+
+
+class GatedStore(FileSessionStore):
+    """A file store whose listing waits until the test opens the gate."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.gate = asyncio.Event()
+
+    async def list(self) -> list[SessionSummary]:
+        await self.gate.wait()
+        return await super().list()
+
+
+def three_sessions(directory: Path) -> FileSessionStore:
+    write_journal(directory, stream_report("orders-report", "report on the ORDERS stream"))
+    write_journal(directory, small_journal("billing-check", "check the BILLING consumers"))
+    write_journal(directory, small_journal("fleet-hello", "say hi to the fleet"))
+    return FileSessionStore(directory)
+
+
+def browser(app: SessionsApp) -> SessionBrowser:
+    screen = app.screen
+    assert isinstance(screen, SessionBrowser)
+    return screen
+
+
+def listed(app: SessionsApp) -> list[str]:
+    return [row.summary.run_id for row in browser(app).session_list.rows]
+
+
+async def until_loaded(app: SessionsApp) -> None:
+    await app.workers.wait_for_complete()
+
+
+async def test_the_browser_lists_every_session(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.pause()
+        assert sorted(listed(app)) == ["billing-check", "fleet-hello", "orders-report"]
+
+
+async def test_typing_filters_the_listing(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"billing")
+        assert browser(app).filter_field.value == "billing"
+        assert listed(app) == ["billing-check"]
+        await pilot.press("escape")
+        assert len(listed(app)) == 3
+
+
+async def test_the_preview_shows_the_highlighted_transcript(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"orders", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "ORDERS holds 1260 messages." in browser(app).preview.transcript.text()
+
+
+async def test_enter_opens_the_viewer_and_q_comes_back(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"orders", "enter", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert screen.conversation.run_id == "orders-report"
+        await pilot.press("q")
+        assert isinstance(app.screen, SessionBrowser)
+
+
+async def test_d_removes_a_session_after_confirming(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"fleet", "enter", "d")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("right", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not (tmp_path / "fleet-hello.json").exists()
+        assert "fleet-hello" not in [row.summary.run_id for row in browser(app).all_rows]
+
+
+async def test_declining_the_removal_keeps_the_session(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"fleet", "enter", "d", "enter")
+        await app.workers.wait_for_complete()
+        assert (tmp_path / "fleet-hello.json").exists()
+        assert listed(app) == ["fleet-hello"]
+
+
+async def test_five_thousand_journals_load_while_keys_are_answered(tmp_path: Path) -> None:
+    for number in range(5000):
+        write_journal(tmp_path, small_journal(f"run-{number:04d}", f"prompt number {number}"))
+    store = GatedStore(tmp_path)
+    app = SessionsApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"4999")
+        screen = browser(app)
+        assert not screen.loaded
+        assert screen.filter_field.value == "4999"
+        store.gate.set()
+        await until_loaded(app)
+        await pilot.pause()
+        assert len(screen.all_rows) == 5000
+        assert listed(app) == ["run-4999"]
+
+
+class BrokenStore(FileSessionStore):
+    async def list(self) -> list[SessionSummary]:
+        raise ConnectionRefusedError("nats://127.0.0.1:4222 refused the connection")
+
+
+async def test_a_listing_that_fails_says_why(tmp_path: Path) -> None:
+    app = SessionsApp(BrokenStore(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.pause()
+        status = browser(app).query_one("#browser-status", Static)
+        assert "cannot list sessions" in str(status.render())
+        assert "refused the connection" in str(status.render())
+        assert app.is_running
