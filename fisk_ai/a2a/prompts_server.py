@@ -71,6 +71,7 @@ from fisk_ai.a2a.messages import (
     reply_to,
 )
 from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
+from fisk_ai.a2a.tasks import RunningTasks
 from fisk_ai.a2a.transport import (
     Delivery,
     Subscription,
@@ -405,7 +406,7 @@ class PromptsServer:
         self.draining = False
         self._busy = 0
         self._in_flight: set[str] = set()
-        self._turns: set[asyncio.Task[None]] = set()
+        self._turns = RunningTasks()
         self._subscription: Subscription | None = None
 
     @property
@@ -435,17 +436,12 @@ class PromptsServer:
 
     async def wait_idle(self) -> None:
         """Return once no turn is running."""
-        while self._turns:
-            await asyncio.wait(set(self._turns))
+        await self._turns.wait_idle()
 
     async def close(self) -> None:
         """Drain, then abandon the turns still running."""
         await self.drain()
-        for turn in list(self._turns):
-            turn.cancel()
-        for turn in list(self._turns):
-            with contextlib.suppress(asyncio.CancelledError):
-                await turn
+        await self._turns.cancel_all()
 
     async def _on_task(self, delivery: Delivery) -> None:
         if not delivery.reply:
@@ -513,7 +509,6 @@ class PromptsServer:
             return
 
         turn = _Turn(request, replies, request.stream)
-        loop = asyncio.get_running_loop()
         # Opened before the ack: a cancel arriving early waits, one arriving at nobody is lost.
         subscriptions: list[Subscription] = []
         try:
@@ -549,12 +544,10 @@ class PromptsServer:
             await _unsubscribe(subscriptions)
             return
         # The handler returns at once so the subscription can take the next prompt.
-        task = loop.create_task(
+        self._turns.start(
             self._run(turn, settings, session_id, follow_up, subscriptions),
             name=f"a2a prompt {request.request}",
         )
-        self._turns.add(task)
-        task.add_done_callback(self._turns.discard)
 
     async def _conversation_exists(self, session_id: str) -> bool:
         try:

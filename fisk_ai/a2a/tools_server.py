@@ -18,7 +18,6 @@ phase ``executing-tool``, an event every caller already knows how to pass over.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import re
@@ -51,6 +50,7 @@ from fisk_ai.a2a.messages import (
     reply_to,
 )
 from fisk_ai.a2a.nats import ServiceEndpoint, ServiceHandle, ServiceHost
+from fisk_ai.a2a.tasks import RunningTasks
 from fisk_ai.a2a.transport import (
     Delivery,
     Subscription,
@@ -255,7 +255,7 @@ class ToolsServer:
             "tools": tuple(_descriptor(tool) for tool in tools),
         }
         self._busy = 0
-        self._calls: set[asyncio.Task[None]] = set()
+        self._calls = RunningTasks()
         self._draining = False
         self._service: ServiceHandle | None = None
         self._subscriptions: list[Subscription] = []
@@ -310,17 +310,12 @@ class ToolsServer:
 
     async def wait_idle(self) -> None:
         """Return once no call is running."""
-        while self._calls:
-            await asyncio.wait(set(self._calls))
+        await self._calls.wait_idle()
 
     async def close(self) -> None:
         """Drain, then abandon the calls still running."""
         await self.drain()
-        for call in list(self._calls):
-            call.cancel()
-        for call in list(self._calls):
-            with contextlib.suppress(asyncio.CancelledError):
-                await call
+        await self._calls.cancel_all()
 
     async def _on_discovery(self, delivery: Delivery) -> None:
         if not delivery.reply:
@@ -367,11 +362,7 @@ class ToolsServer:
             self._busy -= 1
             return
         # The handler returns at once so this subscription can take the next call.
-        call = asyncio.get_running_loop().create_task(
-            self._run(tool, request, replies), name=f"a2a tool call {request.name}"
-        )
-        self._calls.add(call)
-        call.add_done_callback(self._calls.discard)
+        self._calls.start(self._run(tool, request, replies), name=f"a2a tool call {request.name}")
 
     async def _run(self, tool: Tool, request: ToolRequest, replies: _ReplySet) -> None:
         stop_keepalive = asyncio.Event()
