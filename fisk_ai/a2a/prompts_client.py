@@ -47,13 +47,16 @@ from fisk_ai.a2a.messages import (
     Header,
     Identity,
     Message,
+    RequestAnswer,
     RequestPrompt,
+    RequestRead,
     TerminalError,
     TerminalResult,
     UnknownEvent,
     new_request,
     reply_to,
 )
+from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.transport import (
     Delivery,
     Transport,
@@ -75,7 +78,15 @@ from fisk_ai.tools.questions import (
 )
 from fisk_ai.util.ids import new_ksuid
 
-__all__ = ["KEEPALIVE_INTERVAL", "ElicitRequest", "EventCallback", "ask", "idle_limit"]
+__all__ = [
+    "KEEPALIVE_INTERVAL",
+    "ElicitRequest",
+    "EventCallback",
+    "answer",
+    "ask",
+    "idle_limit",
+    "read",
+]
 
 KEEPALIVE_INTERVAL = timedelta(seconds=10)
 """How often a serving agent sends a status while a run is quiet; the idle limit's unit."""
@@ -112,7 +123,6 @@ async def ask(
     """Run ``prompt`` on agent ``identity`` (the next turn of conversation ``token`` when given)
     and return the message ending its reply set. ``request`` is the turn's tag, minted here
     when not given; the ack, with the conversation token for a later turn, goes to ``on_ack``."""
-    subject = task_subject(identity)
     message = new_request(
         RequestPrompt,
         sender=sender,
@@ -124,6 +134,95 @@ async def ask(
         stream=stream,
         conversation_token=token,
     )
+    return await _exchange(
+        transport,
+        identity,
+        message,
+        request_timeout=request_timeout,
+        on_event=on_event,
+        prompter=prompter,
+        sender=sender,
+        on_ack=on_ack,
+    )
+
+
+async def read(
+    transport: Transport,
+    identity: str,
+    token: str,
+    *,
+    replay: int,
+    request_timeout: timedelta,
+    on_event: EventCallback | None = None,
+    sender: Identity = DEFAULT_CLIENT_IDENTITY,
+    request: str | None = None,
+) -> TerminalResult | TerminalError:
+    """Read back the last ``replay`` blocks of conversation ``token`` on agent ``identity``.
+    The blocks, between the replay_start and replay_end statuses, go to ``on_event``."""
+    message = new_request(
+        RequestRead,
+        sender=sender,
+        recipient=Identity(name=identity),
+        request=request or new_ksuid(),
+        conversation_token=token,
+        replay=replay,
+    )
+    return await _exchange(
+        transport, identity, message, request_timeout=request_timeout, on_event=on_event
+    )
+
+
+async def answer(
+    transport: Transport,
+    identity: str,
+    token: str,
+    late: LateAnswer,
+    *,
+    request_timeout: timedelta,
+    budget: Budget | None = None,
+    stream: bool = True,
+    on_event: EventCallback | None = None,
+    prompter: Prompter | None = None,
+    sender: Identity = DEFAULT_CLIENT_IDENTITY,
+    request: str | None = None,
+) -> TerminalResult | TerminalError:
+    """Answer the call ``late`` names in conversation ``token`` after its run ended: a deferred
+    call takes the answer as its result, an approval is answered when the run, resumed by this
+    request, asks again. Returns the message ending the resumed run's reply set."""
+    message = new_request(
+        RequestAnswer,
+        sender=sender,
+        recipient=Identity(name=identity),
+        request=request or new_ksuid(),
+        conversation_token=token,
+        answer=late,
+        budget=budget,
+        stream=stream,
+    )
+    return await _exchange(
+        transport,
+        identity,
+        message,
+        request_timeout=request_timeout,
+        on_event=on_event,
+        prompter=prompter,
+        sender=sender,
+    )
+
+
+async def _exchange(
+    transport: Transport,
+    identity: str,
+    message: Header,
+    *,
+    request_timeout: timedelta,
+    on_event: EventCallback | None = None,
+    prompter: Prompter | None = None,
+    sender: Identity = DEFAULT_CLIENT_IDENTITY,
+    on_ack: Callable[[Ack], None] | None = None,
+) -> TerminalResult | TerminalError:
+    """Send ``message`` on the agent's task subject and read its reply set to the end."""
+    subject = task_subject(identity)
     arrived: asyncio.Queue[Delivery] = asyncio.Queue()
 
     async def keep(delivery: Delivery) -> None:
@@ -134,7 +233,7 @@ async def ask(
     # Subscribed before the request goes out, on the same connection, so nothing is missed.
     inbox = await transport.subscribe(transport.new_inbox(), keep)
     try:
-        await transport.publish(subject, encode(message), reply=inbox.subject)
+        await transport.publish(subject, encode(cast(Message, message)), reply=inbox.subject)
         expected = 1
         while True:
             try:

@@ -19,8 +19,14 @@ It also gives up a question in flight. Silence on a question until its window cl
 suspended too, whatever asked; the question is asked again when the conversation continues.
 
 A request.resume continues a conversation's run where it stopped, without a new prompt.
-request.answer and request.read are refused with ``rejected``: this build does not serve them
-yet.
+
+A request.answer supplies, after the run ended, the answer to a question it stopped on, then
+resumes the run on the same reply set. A deferred call takes the answer as its result; any other
+call named is answered from the request when the resumed run asks again. It is checked before
+the ack, so a refused answer starts nothing.
+
+A request.read replays the end of a stored conversation between a replay_start and a replay_end
+status and closes with a result. It runs no model and writes nothing, so it holds no worker slot.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
 import logging
 import secrets
 from collections.abc import Callable
@@ -40,8 +47,11 @@ from fisk_ai.a2a.errors import A2AError, InvalidMessage, MessageTooLarge
 from fisk_ai.a2a.events import event_reply
 from fisk_ai.a2a.messages import (
     Ack,
+    AnswerField,
+    AnswerKind,
     Cancel,
     Direction,
+    ElicitChoice,
     ElicitReplyApprove,
     ElicitReplyConfirm,
     ElicitReplyInput,
@@ -70,6 +80,7 @@ from fisk_ai.a2a.messages import (
     WireUsage,
     reply_to,
 )
+from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
 from fisk_ai.a2a.tasks import RunningTasks
 from fisk_ai.a2a.transport import (
@@ -86,11 +97,20 @@ from fisk_ai.agent.hooks import Hooks
 from fisk_ai.agent.loop import AgentError, CurrentTools
 from fisk_ai.agent.loop import StopReason as RunStop
 from fisk_ai.agent.prompt import SystemPrompt
+from fisk_ai.agent.replay import conversation_turns, replay_window
 from fisk_ai.agent.runner import AgentSettings, PromptDenied, Runner, RunResult
 from fisk_ai.llm.types import Provider
-from fisk_ai.sessions.errors import JournalLocked, ResumeRefused, SessionError, SessionNotFound
+from fisk_ai.sessions.answer import answer_deferred
+from fisk_ai.sessions.errors import (
+    DeferredAnswerRefused,
+    JournalLocked,
+    ResumeRefused,
+    SessionError,
+    SessionNotFound,
+)
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.store import SessionStore
+from fisk_ai.tools.builtin.hitl import ASK_HUMAN_CONFIRM, ASK_HUMAN_INPUT, ASK_HUMAN_SELECT
 from fisk_ai.tools.questions import (
     Answer,
     ApprovalChoice,
@@ -109,13 +129,21 @@ from fisk_ai.util.ids import new_ksuid
 __all__ = [
     "KEEPALIVE_INTERVAL",
     "KEEPALIVE_PHASE",
+    "MAX_ANSWER_BYTES",
+    "MAX_REPLAY_BLOCKS",
     "NOT_FOUND",
+    "REPLAY_END_PHASE",
+    "REPLAY_START_PHASE",
     "PromptsServer",
     "conversation_session_id",
     "new_conversation_token",
 ]
 
 KEEPALIVE_PHASE = "working"
+REPLAY_START_PHASE = "replay_start"
+REPLAY_END_PHASE = "replay_end"
+MAX_REPLAY_BLOCKS = 200
+MAX_ANSWER_BYTES = 4096
 NOT_FOUND = 404
 
 _log = logging.getLogger(__name__)
@@ -127,8 +155,13 @@ _ElicitReply = (
     | ElicitReplyInput
     | ElicitReplyNoOperator
 )
-_UNSERVED = (RequestAnswer, RequestRead)
-_Turnable = RequestPrompt | RequestResume
+_Turnable = RequestPrompt | RequestResume | RequestAnswer
+_HITL_TOOL_FOR_KIND = {
+    AnswerKind.CONFIRM: ASK_HUMAN_CONFIRM,
+    AnswerKind.SELECT: ASK_HUMAN_SELECT,
+    AnswerKind.INPUT: ASK_HUMAN_INPUT,
+}
+_NOBODY_ANSWERED = "nobody was there to answer"
 
 
 def new_conversation_token() -> str:
@@ -259,6 +292,80 @@ class _Turn:
         self.suspend = asyncio.Event()
         self.questions: dict[str, _Question] = {}
         self.held = 0
+        self.late_answer: _LateAnswerPrompter | None = None
+
+
+class _LateAnswerPrompter:
+    """Answers, from a request.answer, the question the resumed run asks again for the call it
+    names; every other question goes to ``fallback``. An approval is matched by its call id;
+    the human-in-the-loop questions carry none, so the first one of the answer's kind is taken,
+    which the check before the ack made the named call's."""
+
+    def __init__(self, answer: LateAnswer, fallback: Prompter) -> None:
+        self._answer = answer
+        self._fallback = fallback
+        self.spent = False
+
+    def can_prompt(self) -> bool:
+        return not self.spent or self._fallback.can_prompt()
+
+    async def ask(self, question: Question) -> Answer:
+        if not self.spent and self._matches(question):
+            self.spent = True
+            return _late_answer_for(question, self._answer)
+        if not self._fallback.can_prompt():
+            return await NoOperator().ask(question)
+        return await self._fallback.ask(question)
+
+    def _matches(self, question: Question) -> bool:
+        match question:
+            case ApprovalQuestion():
+                return self._answer.kind is AnswerKind.APPROVE and (
+                    question.tool_use_id == self._answer.tool_use_id
+                )
+            case ConfirmQuestion():
+                return self._answer.kind is AnswerKind.CONFIRM
+            case SelectQuestion():
+                return self._answer.kind is AnswerKind.SELECT
+            case InputQuestion():
+                return self._answer.kind is AnswerKind.INPUT
+
+
+def _late_answer_for(question: Question, late: LateAnswer) -> Answer:
+    """The Prompter answer a late answer gives ``question``. A selection names its option, so
+    one naming no option offered is no selection."""
+    if late.answer is AnswerField.NO_OPERATOR:
+        return ApprovalChoice.NO if isinstance(question, ApprovalQuestion) else None
+    match question:
+        case ApprovalQuestion():
+            return ApprovalChoice((late.choice or ElicitChoice.NO).value)
+        case ConfirmQuestion():
+            return bool(late.confirmed)
+        case SelectQuestion():
+            options = list(question.options)
+            return options.index(late.value) if late.value in options else None
+        case InputQuestion():
+            return late.value or ""
+
+
+def _deferred_result(late: LateAnswer) -> str:
+    """A deferred call's result as a late answer gives it, shaped as the human-in-the-loop
+    tools shape theirs so the model reads one format."""
+    nobody = late.answer is AnswerField.NO_OPERATOR
+    result: dict[str, Any]
+    match late.kind:
+        case AnswerKind.APPROVE:
+            choice = ElicitChoice.NO if nobody else (late.choice or ElicitChoice.NO)
+            result = {"choice": choice.value}
+        case AnswerKind.CONFIRM:
+            result = {"confirmed": False if nobody else bool(late.confirmed)}
+        case AnswerKind.SELECT:
+            result = {"selected": None if nobody else late.value}
+        case AnswerKind.INPUT:
+            result = {"value": None if nobody else late.value}
+    if nobody:
+        result["reason"] = _NOBODY_ANSWERED
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
 
 class _ElicitPrompter:
@@ -454,13 +561,8 @@ class PromptsServer:
         except A2AError as error:
             await self._refuse_message(delivery, error)
             return
-        if isinstance(message, _UNSERVED):
-            replies = self._replies(message, delivery.reply)
-            await replies.refuse(
-                ErrorCode.REJECTED,
-                f"agent {self.identity} does not serve {message.protocol.name_in_namespace} "
-                "yet; send a request.prompt or a request.resume",
-            )
+        if isinstance(message, RequestRead):
+            await self._read(message, self._replies(message, delivery.reply))
             return
         if not isinstance(message, _Turnable):
             await self._refuse_message(
@@ -508,6 +610,15 @@ class PromptsServer:
             )
             return
 
+        if isinstance(request, RequestAnswer):
+            try:
+                refusal = await self._check_answer(request.answer, session_id)
+            except SessionError as error:
+                refusal = (ErrorCode.FAILED, str(error))
+            if refusal is not None:
+                await replies.refuse(*refusal)
+                return
+
         turn = _Turn(request, replies, request.stream)
         # Opened before the ack: a cancel arriving early waits, one arriving at nobody is lost.
         subscriptions: list[Subscription] = []
@@ -548,6 +659,86 @@ class PromptsServer:
             self._run(turn, settings, session_id, follow_up, subscriptions),
             name=f"a2a prompt {request.request}",
         )
+
+    async def _read(self, request: RequestRead, replies: _ReplySet) -> None:
+        """Replay the end of a stored conversation. A read runs no model and writes nothing, so
+        it takes no worker slot and may read a conversation whose turn is running."""
+        if self.draining:
+            await replies.refuse(
+                ErrorCode.DRAINING,
+                f"agent {self.identity} is draining and takes no requests; retry",
+            )
+            return
+        session_id = conversation_session_id(self.identity, request.conversation_token)
+        try:
+            conversation = fold(await self._store.read(session_id))
+        except SessionNotFound:
+            await replies.refuse(
+                ErrorCode.UNKNOWN_CONVERSATION,
+                f"agent {self.identity} holds no conversation for that token; check "
+                "conversation_token",
+            )
+            return
+        except SessionError as error:
+            await replies.refuse(ErrorCode.FAILED, str(error))
+            return
+        window = replay_window(conversation_turns(conversation), request.replay, MAX_REPLAY_BLOCKS)
+        usage = WireUsage.from_usage(
+            conversation.usage,
+            llm_calls=conversation.llm_calls,
+            tool_calls=conversation.tool_calls,
+        )
+        if not await replies.reply(
+            Ack, accepted=True, conversation_token=request.conversation_token
+        ):
+            return
+        if not await replies.reply(EventStatus, block=StatusBody(phase=REPLAY_START_PHASE)):
+            return
+        for event in window.events:
+            build = self._event_builder(request, event)
+            if not await replies.send(build):
+                return
+        end = StatusBody(
+            phase=REPLAY_END_PHASE,
+            count=len(window.events),
+            truncated=window.truncated,
+            usage=usage,
+        )
+        if await replies.reply(EventStatus, block=end):
+            await replies.reply(TerminalResult, stop_reason=StopReason.END_TURN, usage=usage)
+
+    async def _check_answer(
+        self, late: LateAnswer, session_id: str
+    ) -> tuple[ErrorCode, str] | None:
+        """Why a late answer cannot be taken, or None when it can."""
+        if late.value is not None and len(late.value.encode()) > MAX_ANSWER_BYTES:
+            return (
+                ErrorCode.ANSWER_TOO_LARGE,
+                f"the answer's value is over {MAX_ANSWER_BYTES} bytes; shorten answer.value",
+            )
+        conversation = fold(await self._store.read(session_id))
+        call_id = late.tool_use_id
+        if conversation.is_answered(call_id):
+            return (
+                ErrorCode.ALREADY_ANSWERED,
+                f"call {call_id} was already answered; send a request.resume to continue",
+            )
+        if any(deferred.tool_use_id == call_id for deferred in conversation.deferred):
+            return None
+        waiting = next((block for block in conversation.pending if block.id == call_id), None)
+        if waiting is None:
+            return (
+                ErrorCode.UNKNOWN_CALL,
+                f"the conversation is not waiting on call {call_id}; check answer.tool_use_id",
+            )
+        expected = _HITL_TOOL_FOR_KIND.get(late.kind)
+        if expected is not None and waiting.name != expected:
+            return (
+                ErrorCode.REJECTED,
+                f"call {call_id} is to {waiting.name}, which a {late.kind} answer does not "
+                "answer; check answer.kind",
+            )
+        return None
 
     async def _conversation_exists(self, session_id: str) -> bool:
         try:
@@ -590,6 +781,9 @@ class PromptsServer:
             await events.join()
 
         prompter: Prompter = _ElicitPrompter(self, turn, flush) if self._elicit else NoOperator()
+        if isinstance(turn.request, RequestAnswer):
+            turn.late_answer = _LateAnswerPrompter(turn.request.answer, prompter)
+            prompter = turn.late_answer
         runner = Runner(
             settings,
             provider=self._provider,
@@ -635,6 +829,9 @@ class PromptsServer:
         try:
             if isinstance(request, RequestResume):
                 result = await runner.resume(session_id, force=request.force)
+            elif isinstance(request, RequestAnswer):
+                await self._answer_deferred(turn, request.answer, session_id)
+                result = await runner.resume(session_id, force=request.force)
             elif not follow_up:
                 result = await runner.start(_prompt_text(request), session_id=session_id)
             else:
@@ -648,6 +845,8 @@ class PromptsServer:
                 result = await runner.resume(session_id, force=request.force)
                 if result.stop_reason is RunStop.COMPLETED:
                     result = await runner.follow_up(_prompt_text(request))
+        except DeferredAnswerRefused as error:
+            return _error(ErrorCode.ALREADY_ANSWERED, str(error))
         except JournalLocked:
             return _error(
                 ErrorCode.CONVERSATION_BUSY,
@@ -668,6 +867,16 @@ class PromptsServer:
                 stop_reason=StopReason.ERROR,
             )
         return await self._terminal(result, session_id)
+
+    async def _answer_deferred(self, turn: _Turn, late: LateAnswer, session_id: str) -> None:
+        """Journal a late answer to a deferred call as its result; an answer to a call that is
+        not deferred is left for the resumed run to ask for."""
+        conversation = fold(await self._store.read(session_id))
+        if not any(deferred.tool_use_id == late.tool_use_id for deferred in conversation.deferred):
+            return
+        if turn.late_answer is not None:
+            turn.late_answer.spent = True
+        await answer_deferred(self._store, session_id, late.tool_use_id, _deferred_result(late))
 
     async def _terminal(
         self, result: RunResult, session_id: str
@@ -719,13 +928,13 @@ class PromptsServer:
                 if event is None:
                     return
                 if turn.stream:
-                    await turn.replies.send(self._event_builder(turn, event))
+                    await turn.replies.send(self._event_builder(turn.request, event))
             finally:
                 events.task_done()
 
-    def _event_builder(self, turn: _Turn, event: Event) -> Callable[[int], Message]:
+    def _event_builder(self, request: Header, event: Event) -> Callable[[int], Message]:
         def build(sequence: int) -> Message:
-            return event_reply(turn.request, event, sender=self._identity, sequence=sequence)
+            return event_reply(request, event, sender=self._identity, sequence=sequence)
 
         return build
 

@@ -10,6 +10,11 @@ from typing import Any
 
 from fisk_ai.cli.flags import add_common_flags
 
+DEFAULT_CONFIG = "agent.yaml"
+NO_CONFIG_TO_RESUME = (
+    "resuming needs --config naming the agent.yaml to run the session with; leave and pass it"
+)
+
 
 def register(subcommands: Any) -> None:
     parser = subcommands.add_parser(
@@ -46,10 +51,12 @@ def register(subcommands: Any) -> None:
 
     browse = actions.add_parser(
         "browse",
-        help="browse sessions full screen: filter, preview, open, remove",
+        help="browse sessions full screen: filter, preview, open, resume, remove",
         description="List the sessions of the configured backend full screen, filter them as "
-        "you type, preview and open a transcript, and remove one after confirming. Needs a "
-        "terminal; fisk session ls prints the listing as lines.",
+        "you type, preview and open a transcript, resume one in the run screen (r), and remove "
+        "one after confirming. Resuming runs the agent of --config, which defaults here to "
+        "agent.yaml when the working directory has one. Needs a terminal; fisk session ls "
+        "prints the listing as lines.",
     )
     browse.set_defaults(handler=run_browse)
 
@@ -125,10 +132,40 @@ def run_browse(args: argparse.Namespace) -> int:
             "fisk session browse needs a terminal on stdin and stdout; use fisk session ls to "
             "list sessions as lines"
         )
+    from pathlib import Path
+
     from fisk_ai.tui.sessions_app import SessionsApp
 
-    SessionsApp(_store(args)).run()
-    return 0
+    if not args.config and Path(DEFAULT_CONFIG).is_file():
+        args.config = DEFAULT_CONFIG
+    refused = "" if args.config else NO_CONFIG_TO_RESUME
+    chosen = SessionsApp(_store(args), resume_refused=refused).run()
+    if not chosen:
+        return 0
+    return _resume_full_screen(args, chosen)
+
+
+def _resume_full_screen(args: argparse.Namespace, session_id: str) -> int:
+    from fisk_ai.agent.resources import ProviderOptions
+    from fisk_ai.cli.flags import env_flag
+    from fisk_ai.lineui.run import RunOptions
+    from fisk_ai.tui.host import run_full_screen
+
+    options = RunOptions(
+        config=args.config,
+        prompt="",
+        resume=session_id,
+        state_dir=args.state_dir,
+        provider=ProviderOptions(
+            api_key=os.environ.get("ANTHROPIC_API_KEY", ""),
+            base_url=os.environ.get("ANTHROPIC_BASE_URL", ""),
+        ),
+        tool_output=env_flag("TOOL_OUTPUT"),
+        thinking=env_flag("THINKING"),
+        no_color=bool(os.environ.get("NO_COLOR")),
+        verbose=args.verbose or env_flag("VERBOSE"),
+    )
+    return run_full_screen(options)
 
 
 def _on_terminal() -> bool:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from fisk_ai.agent.events import ToolCallEvent
+from fisk_ai.agent.replay import call_arguments
 from fisk_ai.lineui.lines import tool_call_line
 from fisk_ai.llm.types import (
     Message,
@@ -109,12 +109,3 @@ def _message_lines(message: Message, *, thinking: bool) -> list[str]:
             content = strip_control(block.content).rstrip()
             lines.append(f"<- [{single_line(block.tool_use_id)}]{marker} {content}")
     return lines
-
-
-def call_arguments(block: ToolUseBlock) -> dict[str, object]:
-    """A call's arguments as an object for display; input that is not one is shown whole."""
-    try:
-        decoded = json.loads(block.input or "{}")
-    except ValueError:
-        return {"input": block.input}
-    return decoded if isinstance(decoded, dict) else {"input": decoded}

@@ -16,6 +16,7 @@ HELP_ROWS = (
     ("Ctrl-D", "leave; the conversation is kept and can be resumed"),
     ("Ctrl-L", "empty the screen; the conversation is kept"),
     ("F2", "show or hide the side panel (tools and counters)"),
+    ("F3", "browse the stored sessions; Enter opens one read-only, q comes back"),
     ("Tab", "move between the chat bar and the transcript"),
     ("?, F1", "this help (Esc or q closes it)"),
     ("Chat bar", ""),

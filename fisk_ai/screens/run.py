@@ -17,6 +17,7 @@ from textual.widgets import Input, Static
 
 from fisk_ai.agent.events import PromptEvent, StatusEvent, ToolCallEvent
 from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.replay import conversation_events
 from fisk_ai.agent.runner import RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.lineui.lines import resume_hint
@@ -38,6 +39,9 @@ from fisk_ai.util.sanitize import single_line
 
 CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, /help for commands"
 CONTEXT_CLEARED = "--- context cleared ---"
+IN_RUN_RESUME = (
+    "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
+)
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,7 @@ class RunScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "toggle_panel", "Side panel"),
         Binding("question_mark,f1", "help", "Help"),
+        Binding("f3", "sessions", "Sessions"),
     ]
 
     def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
@@ -203,12 +208,27 @@ class RunScreen(Screen[None]):
             self.view.add_meta(warning)
         if setup.resume:
             self.query_one("#startup").display = False
-            self.view.add_meta(f'--- resuming "{setup.resume}" ---')
-            self._begin(lambda: self.bridge.resume(setup.resume, force=setup.force))
+            self._begin(lambda: self._read_back_and_resume(setup.resume, force=setup.force))
         else:
             self.view.append([PromptEvent(setup.prompt)])
             self.chat.remember(setup.prompt)
             self._begin(lambda: self.bridge.start(setup.prompt))
+
+    async def _read_back_and_resume(self, session_id: str, *, force: bool) -> RunResult:
+        """Show the stored conversation as it was left, then continue it."""
+        try:
+            conversation = await self.bridge.conversation(session_id)
+        except FiskError as error:
+            self.view.add_meta(f"cannot read back session {session_id}: {single_line(str(error))}")
+            conversation = None
+        if conversation is not None:
+            events = conversation_events(conversation)
+            self.view.append(events)
+            for event in events:
+                if isinstance(event, PromptEvent):
+                    self.chat.remember(event.text)
+        self.view.add_meta(f'--- resuming "{session_id}" ---')
+        return await self.bridge.resume(session_id, force=force)
 
     def move_to(self, state: RunState) -> None:
         self.status = self.status.moved(state)
@@ -399,6 +419,15 @@ class RunScreen(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_sessions(self) -> None:
+        store = self.bridge.store
+        if store is None:
+            self.notify("no session store is known to this run", severity="warning")
+            return
+        from fisk_ai.screens.sessions import SessionBrowser
+
+        self.app.push_screen(SessionBrowser(store, closes_app=False, resume_refused=IN_RUN_RESUME))
 
 
 def _modal_for(question: Question) -> ModalScreen[object]:

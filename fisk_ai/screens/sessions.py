@@ -1,6 +1,6 @@
 """The session browser: every conversation of the configured backend, filtered as you type, with
-a preview of the highlighted transcript; Enter opens it in the viewer, ``d`` removes it after a
-confirmation.
+a preview of the highlighted transcript; Enter opens it in the viewer, ``r`` resumes it in the
+run screen, ``d`` removes it after a confirmation.
 
 The listing is read by a worker, so the screen answers keys while thousands of journals are
 summarised, and it is drawn by a Line API list that renders only the rows on screen. Filtering
@@ -39,7 +39,9 @@ STATUS_WIDTH = 10
 MODEL_WIDTH = 18
 UPDATED_FORMAT = "%Y-%m-%d %H:%M"
 PROMPT_LIMIT = 200
-BROWSER_KEYS = "type to filter  Enter open  d remove  Tab preview  Esc clear filter  q quit"
+BROWSER_KEYS = (
+    "type to filter  Enter open  r resume  d remove  Tab preview  Esc clear filter  q quit"
+)
 LOADING = "reading sessions..."
 
 
@@ -87,10 +89,11 @@ class SessionList(ScrollView, can_focus=True):
         Binding("end,G", "last", "Last", show=False),
         Binding("enter", "open", "Open"),
         Binding("d", "remove", "Remove"),
+        Binding("r", "resume", "Resume"),
     ]
 
     # Keys the list itself answers; any other printable key starts the filter.
-    OWN_KEYS: ClassVar[frozenset[str]] = frozenset("kjgGdq/")
+    OWN_KEYS: ClassVar[frozenset[str]] = frozenset("kjgGdrq/")
 
     class Highlighted(Message):
         def __init__(self, summary: SessionSummary | None) -> None:
@@ -103,6 +106,11 @@ class SessionList(ScrollView, can_focus=True):
             self.summary = summary
 
     class RemoveAsked(Message):
+        def __init__(self, summary: SessionSummary) -> None:
+            super().__init__()
+            self.summary = summary
+
+    class ResumeAsked(Message):
         def __init__(self, summary: SessionSummary) -> None:
             super().__init__()
             self.summary = summary
@@ -193,6 +201,11 @@ class SessionList(ScrollView, can_focus=True):
         if summary is not None:
             self.post_message(self.RemoveAsked(summary))
 
+    def action_resume(self) -> None:
+        summary = self.highlighted
+        if summary is not None:
+            self.post_message(self.ResumeAsked(summary))
+
     def on_key(self, event: Key) -> None:
         character = event.character
         if event.is_printable and character and character not in self.OWN_KEYS:
@@ -219,6 +232,11 @@ class FilterInput(Input):
 
 
 class SessionBrowser(Screen[None]):
+    """The listing of ``store``. ``r`` leaves the app with the chosen session id as its result,
+    for the command to resume it, unless ``resume_refused`` says why it cannot (then that is
+    shown in the status line). ``closes_app`` makes q leave the app rather than go back to the
+    screen beneath."""
+
     DEFAULT_CSS = """
     SessionBrowser { layout: vertical; }
     SessionBrowser #browser-header {
@@ -241,9 +259,15 @@ class SessionBrowser(Screen[None]):
         Binding("slash", "filter", "Filter", show=False),
     ]
 
-    def __init__(self, store: SessionStore) -> None:
+    def __init__(
+        self, store: SessionStore, *, closes_app: bool = True, resume_refused: str = ""
+    ) -> None:
         super().__init__()
         self.store = store
+        self.closes_app = closes_app
+        self.resume_refused = resume_refused
+        self.notice = ""
+        """A one-off answer to a key, shown in the status line in place of the key list."""
         self.all_rows: list[SessionRow] = []
         self.loaded = False
         """Whether the listing has been read; the screen answers keys before that."""
@@ -312,7 +336,8 @@ class SessionBrowser(Screen[None]):
             status.update(LOADING)
         else:
             shown = len(self.session_list.rows)
-            status.update(f"{shown} of {len(self.all_rows)} sessions   {BROWSER_KEYS}")
+            told = self.notice or BROWSER_KEYS
+            status.update(f"{shown} of {len(self.all_rows)} sessions   {told}")
 
     @on(Input.Changed, "#browser-filter")
     def filter_changed(self, event: Input.Changed) -> None:
@@ -331,6 +356,9 @@ class SessionBrowser(Screen[None]):
         field.insert_text_at_cursor(message.character)
 
     def on_session_list_highlighted(self, message: SessionList.Highlighted) -> None:
+        if self.notice:
+            self.notice = ""
+            self._show_status()
         summary = message.summary
         if summary is None:
             self.preview.show(Transcript())
@@ -371,6 +399,19 @@ class SessionBrowser(Screen[None]):
             return
         self.app.push_screen(TranscriptScreen(conversation))
 
+    def on_session_list_resume_asked(self, message: SessionList.ResumeAsked) -> None:
+        from fisk_ai.sessions import SessionStatus
+
+        summary = message.summary
+        if self.resume_refused:
+            self.notice = self.resume_refused
+        elif summary.status in (SessionStatus.COMPLETED, SessionStatus.CORRUPT):
+            self.notice = f"session {summary.run_id} is {summary.status.value} and cannot resume"
+        else:
+            self.app.exit(summary.run_id)
+            return
+        self._show_status()
+
     def on_session_list_remove_asked(self, message: SessionList.RemoveAsked) -> None:
         run_id = message.summary.run_id
         question = ConfirmQuestion(f"Remove session {run_id}? Its journal is deleted.")
@@ -400,4 +441,7 @@ class SessionBrowser(Screen[None]):
         self.session_list.focus()
 
     def action_quit(self) -> None:
-        self.app.exit()
+        if self.closes_app:
+            self.app.exit()
+        else:
+            self.dismiss(None)

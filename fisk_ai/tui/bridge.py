@@ -20,6 +20,7 @@ from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
 
 if TYPE_CHECKING:
     from fisk_ai.agent.runner import Runner, RunResult
+    from fisk_ai.sessions import Conversation, SessionStore
 
 
 class EventArrived(Message):
@@ -51,13 +52,15 @@ def blocked_reason(question: Question) -> str:
 class RunBridge:
     """The run's event sink and prompter, and the way the screen starts turns.
 
-    Build it, hand it to the Runner as ``events`` and ``prompter``, then ``bind`` the runner; the
-    screen calls ``attach`` with its ``post_message`` before the first turn.
+    Build it, hand it to the Runner as ``events`` and ``prompter``, then ``bind`` the runner and
+    the session store it journals to; the screen calls ``attach`` with its ``post_message``
+    before the first turn.
     """
 
     def __init__(self, reporter: Reporter | None = None) -> None:
         self._reporter = reporter
         self._runner: Runner | None = None
+        self._store: SessionStore | None = None
         self._post: Post | None = None
         self._pending: asyncio.Future[Answer] | None = None
         self._one_question = asyncio.Lock()
@@ -65,8 +68,22 @@ class RunBridge:
     def report_to(self, reporter: Reporter) -> None:
         self._reporter = reporter
 
-    def bind(self, runner: Runner) -> None:
+    def bind(self, runner: Runner, *, store: SessionStore | None = None) -> None:
         self._runner = runner
+        self._store = store
+
+    @property
+    def store(self) -> SessionStore | None:
+        """The session store of the run, for reading conversations back; None when not bound."""
+        return self._store
+
+    async def conversation(self, session_id: str) -> Conversation | None:
+        """The stored conversation ``session_id`` as journaled so far; None without a store."""
+        if self._store is None:
+            return None
+        from fisk_ai.sessions import fold
+
+        return fold(await self._store.read(session_id))
 
     def attach(self, post: Post) -> None:
         self._post = post

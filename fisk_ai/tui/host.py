@@ -52,8 +52,11 @@ async def _host(options: RunOptions) -> int:
     async with hosted_run(
         options, events=bridge, prompter_for=prompter_for, warn=warnings.append, interactive=True
     ) as hosted:
-        bridge.bind(hosted.runner)
         cfg = hosted.config
+        # A second handle on the run's backend, for reading conversations back and browsing.
+        from fisk_ai.serve.stores import session_store_for
+
+        bridge.bind(hosted.runner, store=session_store_for(cfg, options.state_dir))
         confirm_tags = tuple(cfg.harness.confirm_tags)
         rows = []
         for source in hosted.tools.sources:

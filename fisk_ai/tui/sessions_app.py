@@ -12,9 +12,10 @@ if TYPE_CHECKING:
     from fisk_ai.sessions import Conversation, SessionStore
 
 
-class SessionsApp(App[None]):
+class SessionsApp(App[str]):
     """Opens on the transcript of ``conversation`` when one is given, else on the browser
-    listing ``store``."""
+    listing ``store``. The app's result is the id of a session chosen with ``r`` to resume, or
+    None; ``resume_refused`` says why ``r`` cannot resume instead."""
 
     ENABLE_COMMAND_PALETTE = False
     TITLE = "fisk-ai sessions"
@@ -24,9 +25,14 @@ class SessionsApp(App[None]):
     ]
 
     def __init__(
-        self, store: SessionStore | None = None, *, conversation: Conversation | None = None
+        self,
+        store: SessionStore | None = None,
+        *,
+        conversation: Conversation | None = None,
+        resume_refused: str = "",
     ) -> None:
         super().__init__()
+        self.resume_refused = resume_refused
         if store is None and conversation is None:
             raise ValueError("SessionsApp needs a store to browse or a conversation to show")
         self.store = store
@@ -41,4 +47,4 @@ class SessionsApp(App[None]):
             from fisk_ai.screens.sessions import SessionBrowser
 
             assert self.store is not None
-            self.push_screen(SessionBrowser(self.store))
+            self.push_screen(SessionBrowser(self.store, resume_refused=self.resume_refused))

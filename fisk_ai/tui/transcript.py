@@ -465,46 +465,10 @@ class Transcript:
         return rows[:limit]
 
 
-def conversation_events(conversation: Conversation) -> list[Event]:
-    """A stored conversation as the events a live run would have shown: prompts, narration,
-    thinking, tool calls and their results, in journal order (an unfinished turn included)."""
-    from fisk_ai.lineui.sessions import call_arguments
-    from fisk_ai.llm.types import (
-        Message,
-        Role,
-        TextBlock,
-        ThinkingBlock,
-        ToolResultBlock,
-        ToolUseBlock,
-    )
-
-    messages = list(conversation.messages)
-    if conversation.pending_turn is not None:
-        messages.append(conversation.pending_turn)
-    if conversation.answered:
-        messages.append(Message(Role.USER, conversation.answered))
-    events: list[Event] = []
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                if not block.text.strip():
-                    continue
-                if message.role is Role.USER:
-                    events.append(PromptEvent(block.text.strip()))
-                else:
-                    events.append(TextEvent(block.text.strip()))
-            elif isinstance(block, ThinkingBlock):
-                if block.text.strip():
-                    events.append(ThinkingEvent(block.text))
-            elif isinstance(block, ToolUseBlock):
-                events.append(ToolCallEvent(block.id, block.name, call_arguments(block)))
-            elif isinstance(block, ToolResultBlock):
-                events.append(ToolResultEvent(block.tool_use_id, block.content, block.is_error))
-    return events
-
-
 def transcript_of(conversation: Conversation, *, output_folded: bool = True) -> Transcript:
     """A stored conversation folded as the run screen folds it."""
+    from fisk_ai.agent.replay import conversation_events
+
     transcript = Transcript(output_folded=output_folded)
     transcript.add_events(conversation_events(conversation))
     return transcript

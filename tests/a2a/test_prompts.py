@@ -34,7 +34,6 @@ from fisk_ai.a2a.messages import (
     Identity,
     Message,
     RequestPrompt,
-    RequestRead,
     RequestResume,
     StopReason,
     TerminalError,
@@ -435,18 +434,6 @@ async def test_an_unknown_token_is_refused_as_an_unknown_conversation(
     result = await ask(caller, IDENTITY, "hi", request_timeout=WAIT, token="nosuchtoken")
 
     assert isinstance(result, TerminalError) and result.code == ErrorCode.UNKNOWN_CONVERSATION
-
-
-async def test_a_request_this_build_does_not_serve_is_refused_with_a_code(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    await agent()
-    read = new_request(RequestRead, sender=CALLER, conversation_token="abc", replay=5)
-
-    ack, refusal = await exchange(caller, read)
-
-    assert isinstance(ack, Ack) and not ack.accepted
-    assert isinstance(refusal, TerminalError) and refusal.code == ErrorCode.REJECTED
 
 
 @pytest.mark.parametrize(

@@ -145,3 +145,35 @@ async def test_a_listing_that_fails_says_why(tmp_path: Path) -> None:
         assert "cannot list sessions" in str(status.render())
         assert "refused the connection" in str(status.render())
         assert app.is_running
+
+
+async def test_r_without_a_configuration_says_resuming_needs_one(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path), resume_refused="resuming needs --config")
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        status = browser(app).query_one("#browser-status", Static)
+        assert "resuming needs --config" in str(status.render())
+        assert app.is_running
+
+
+async def test_r_leaves_with_the_highlighted_session_to_resume(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"billing", "enter", "r")
+        await pilot.pause()
+    assert app.return_value == "billing-check"
+
+
+async def test_r_on_a_completed_session_says_it_cannot_resume(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"orders", "enter", "r")
+        await pilot.pause()
+        status = browser(app).query_one("#browser-status", Static)
+        assert "orders-report is completed and cannot resume" in str(status.render())
+        assert app.is_running

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
 
 from fisk_ai.screens.transcript import TranscriptScreen
@@ -9,7 +11,7 @@ from tests.screens.journals import conversation_of, stream_report
 SIZE = (100, 30)
 
 
-def screen_text(app: App[None]) -> str:
+def screen_text(app: App[Any]) -> str:
     screen = app.screen
     assert isinstance(screen, TranscriptScreen)
     view = screen.view

@@ -55,3 +55,39 @@ def test_browse_off_a_terminal_names_the_line_command(
 ) -> None:
     assert main(["session", "--state-dir", str(tmp_path), "browse"]) != 0
     assert "fisk session ls" in capsys.readouterr().err
+
+
+def test_browse_without_a_configuration_refuses_to_resume(
+    tmp_path: Path, opened: list[SessionsApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["session", "--state-dir", str(tmp_path), "browse"]) == 0
+    assert "--config" in opened[0].resume_refused
+
+
+def test_a_session_chosen_to_resume_runs_full_screen_with_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fisk_ai.lineui.run import RunOptions
+    from fisk_ai.sessions import FileSessionStore
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.yaml").write_text("placeholder: true\n", encoding="utf-8")
+    apps: list[SessionsApp] = []
+    runs: list[RunOptions] = []
+
+    def chosen(self: SessionsApp, *args: object, **kwargs: object) -> str:
+        apps.append(self)
+        return "orders-report"
+
+    def ran(options: RunOptions) -> int:
+        runs.append(options)
+        return 0
+
+    monkeypatch.setattr("fisk_ai.cli.session._on_terminal", lambda: True)
+    monkeypatch.setattr("fisk_ai.cli.session._store", lambda args: FileSessionStore(tmp_path))
+    monkeypatch.setattr(SessionsApp, "run", chosen)
+    monkeypatch.setattr("fisk_ai.tui.host.run_full_screen", ran)
+    assert main(["session", "browse"]) == 0
+    assert apps[0].resume_refused == ""
+    assert [(run.config, run.resume) for run in runs] == [("agent.yaml", "orders-report")]

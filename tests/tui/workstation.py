@@ -59,24 +59,31 @@ def ops_tools(directory: Path) -> ToolSet:
 
 
 def build_app(
-    tmp_path: Path, provider: Provider, *, prompt: str = "hello", tool_output: bool = False
+    tmp_path: Path,
+    provider: Provider,
+    *,
+    prompt: str = "hello",
+    tool_output: bool = False,
+    resume: str = "",
 ) -> tuple[FiskApp, Runner]:
     """The app and the runner behind it; close the runner when done."""
     tools = ops_tools(tmp_path)
     bridge = RunBridge()
+    store = FileSessionStore(tmp_path / "runs")
     runner = Runner(
         SETTINGS,
         provider=provider,
         tools=tools,
-        store=FileSessionStore(tmp_path / "runs"),
+        store=store,
         events=bridge,
         prompter=bridge,
     )
-    bridge.bind(runner)
+    bridge.bind(runner, store=store)
     setup = RunSetup(
         identity="ops-agent",
         model=SETTINGS.model,
         prompt=prompt,
+        resume=resume,
         tools=tuple(ToolRow(tool.name, "ops", tool.name == "stream_rm") for tool in tools),
         max_tokens=SETTINGS.max_tokens,
         bell=False,
@@ -88,10 +95,15 @@ def build_app(
 
 @asynccontextmanager
 async def workstation(
-    tmp_path: Path, replies: Sequence[Reply], *, prompt: str = "hello", tool_output: bool = False
+    tmp_path: Path,
+    replies: Sequence[Reply],
+    *,
+    prompt: str = "hello",
+    tool_output: bool = False,
+    resume: str = "",
 ) -> AsyncIterator[FiskApp]:
     app, runner = build_app(
-        tmp_path, ScriptedProvider(replies), prompt=prompt, tool_output=tool_output
+        tmp_path, ScriptedProvider(replies), prompt=prompt, tool_output=tool_output, resume=resume
     )
     async with runner:
         yield app
@@ -99,11 +111,18 @@ async def workstation(
 
 @asynccontextmanager
 async def running(
-    tmp_path: Path, replies: Sequence[Reply], *, prompt: str = "hello", tool_output: bool = False
+    tmp_path: Path,
+    replies: Sequence[Reply],
+    *,
+    prompt: str = "hello",
+    tool_output: bool = False,
+    resume: str = "",
 ) -> AsyncIterator[tuple[FiskApp, Pilot[None]]]:
     """The workstation running headless at ``SIZE``, with its pilot."""
     async with (
-        workstation(tmp_path, replies, prompt=prompt, tool_output=tool_output) as app,
+        workstation(
+            tmp_path, replies, prompt=prompt, tool_output=tool_output, resume=resume
+        ) as app,
         app.run_test(size=SIZE) as pilot,
     ):
         yield app, pilot

@@ -1,0 +1,99 @@
+"""The run screen reads a resumed conversation back, and opens the session browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fisk_ai.screens.help import help_text
+from fisk_ai.screens.sessions import SessionBrowser
+from fisk_ai.screens.transcript import TranscriptScreen
+from fisk_ai.tui.status import RunState
+from tests.fakes.provider import answer
+from tests.tui.test_app import screen_text, send, settle
+from tests.tui.workstation import running
+
+
+async def first_conversation(tmp_path: Path) -> str:
+    """Run one exchange and leave; return the stored session's id."""
+    async with running(tmp_path, [answer("the streams are fine")]) as (app, pilot):
+        await settle(app, pilot)
+        session = app.bridge.session_id
+        await pilot.press("ctrl+d")
+    assert session
+    return session
+
+
+async def test_a_resumed_run_shows_the_stored_turns_before_the_chat_bar(tmp_path: Path) -> None:
+    session = await first_conversation(tmp_path)
+    async with running(tmp_path, [answer("still fine")], resume=session) as (app, pilot):
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "> hello" in text
+        assert "the streams are fine" in text
+        assert text.index("the streams are fine") < text.index(f'--- resuming "{session}" ---')
+        assert app.run_screen.chat.display
+        assert app.run_screen.status.state is RunState.AWAITING_INPUT
+
+
+async def test_a_resumed_run_continues_with_a_follow_up(tmp_path: Path) -> None:
+    session = await first_conversation(tmp_path)
+    async with running(tmp_path, [answer("still fine")], resume=session) as (app, pilot):
+        await settle(app, pilot)
+        await send(app, pilot, "and now?")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "the streams are fine" in text
+        assert "still fine" in text
+
+
+async def test_f3_opens_the_browser_on_the_runs_sessions(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("the streams are fine")]) as (app, pilot):
+        await settle(app, pilot)
+        session = app.bridge.session_id
+        await pilot.press("f3")
+        await pilot.pause()
+        browser = app.screen
+        assert isinstance(browser, SessionBrowser)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [row.summary.run_id for row in browser.session_list.rows] == [session]
+
+
+async def test_a_session_chosen_in_the_run_opens_the_viewer_and_q_comes_back(
+    tmp_path: Path,
+) -> None:
+    async with running(tmp_path, [answer("the streams are fine")]) as (app, pilot):
+        await settle(app, pilot)
+        await pilot.press("f3")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TranscriptScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionBrowser)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.screen_stack[-1] is app.run_screen
+        assert app.is_running
+
+
+async def test_r_in_the_runs_browser_keeps_the_running_conversation(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("the streams are fine")]) as (app, pilot):
+        await settle(app, pilot)
+        await pilot.press("f3")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionBrowser)
+        assert app.is_running
+        assert "this run keeps its conversation" in str(
+            app.screen.query_one("#browser-status").render()
+        )
+
+
+def test_the_help_names_the_session_browser_key() -> None:
+    assert "F3" in help_text()
