@@ -8,6 +8,7 @@ from textual.widgets import Button
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.status import RunState
+from fisk_ai.tui.transcript import BlockKind
 from tests.fakes.provider import Reply, answer, call, calls
 from tests.tui.workstation import running
 
@@ -211,9 +212,15 @@ async def test_tool_output_starts_expanded_with_the_flag(tmp_path: Path) -> None
     replies = [calls(call("t1", "say", {"words": "moo"})), answer("done")]
     async with running(tmp_path, replies, tool_output=True) as (app, pilot):
         await settle(app, pilot)
-        text = screen_text(app)
-        assert '"argv"' in text
-        assert "lines of output" not in text
+        transcript = app.run_screen.view.transcript
+        outputs = [
+            index
+            for index, block in enumerate(transcript.blocks)
+            if block.kind is BlockKind.TOOL_OUTPUT
+        ]
+        assert outputs
+        assert not any(transcript.is_folded(index) for index in outputs)
+        assert "lines of output" not in screen_text(app)
 
 
 async def test_tool_output_is_folded_by_default(tmp_path: Path) -> None:
