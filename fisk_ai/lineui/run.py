@@ -130,7 +130,7 @@ async def _run(options: RunOptions) -> int:
         return prompters[0]
 
     async with hosted_run(
-        options, events=surface, prompter_for=terminal_prompter, warn=_stderr
+        options, events=surface, prompter_for=terminal_prompter, warn=stderr_line
     ) as hosted:
         runner, reporter, prompter = hosted.runner, hosted.reporter, prompters[0]
         reporter.report(PaneState.WORKING)
@@ -143,9 +143,9 @@ async def _run(options: RunOptions) -> int:
             try:
                 result = await turn
             except asyncio.CancelledError:
-                _stderr("run abandoned; the conversation is kept up to its last step")
+                stderr_line("run abandoned; the conversation is kept up to its last step")
                 if runner.session_id:
-                    _stderr(resume_hint(runner.session_id))
+                    stderr_line(resume_hint(runner.session_id))
                 return EXIT_INTERRUPTED
             finally:
                 reporter.report(PaneState.IDLE)
@@ -158,8 +158,18 @@ async def _run(options: RunOptions) -> int:
 
 
 def _report(result: RunResult, model: str, latency: timedelta, options: RunOptions) -> None:
+    print_summary(result, model=model, latency=latency, verbose=options.verbose)
+    if result.stop_reason in (StopReason.SUSPENDED, StopReason.MAX_ITERATIONS, StopReason.ERROR):
+        stderr_line(resume_hint(result.session_id))
+
+
+def print_summary(
+    result: RunResult, *, model: str, latency: timedelta, verbose: bool, suspended: bool = False
+) -> None:
+    """The run summary on stderr after a blank line, and why the run ended when it did not
+    answer. ``suspended`` marks a run left mid-turn whatever its last stop reason."""
     summary = RunSummary(
-        suspended=result.stop_reason is StopReason.SUSPENDED,
+        suspended=suspended or result.stop_reason is StopReason.SUSPENDED,
         session=result.session_id,
         model=model,
         llm_calls=result.llm_calls,
@@ -168,12 +178,10 @@ def _report(result: RunResult, model: str, latency: timedelta, options: RunOptio
         usage=result.usage,
         latency=latency,
     )
-    _stderr("")
-    _stderr(summary_line(summary, verbose=options.verbose))
+    stderr_line("")
+    stderr_line(summary_line(summary, verbose=verbose))
     if result.stop_reason is not StopReason.COMPLETED and result.message:
-        _stderr(f"run ended: {single_line(result.message)}")
-    if result.stop_reason in (StopReason.SUSPENDED, StopReason.MAX_ITERATIONS, StopReason.ERROR):
-        _stderr(resume_hint(result.session_id))
+        stderr_line(f"run ended: {single_line(result.message)}")
 
 
 def _exit_code(result: RunResult) -> int:
@@ -197,7 +205,7 @@ def _interrupts(
         nonlocal presses
         presses += 1
         if presses == 1:
-            _stderr(f"\n{SUSPEND_NOTICE}")
+            stderr_line(f"\n{SUSPEND_NOTICE}")
             suspend.set()
             prompter.interrupt()
         else:
@@ -212,6 +220,6 @@ def _interrupts(
             loop.remove_signal_handler(signum)
 
 
-def _stderr(text: str) -> None:
+def stderr_line(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()

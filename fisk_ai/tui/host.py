@@ -18,11 +18,17 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 from fisk_ai.agent.loop import StopReason
-from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
-from fisk_ai.lineui.run import EXIT_INTERRUPTED, RunOptions, hosted_run, run_line_mode
+from fisk_ai.lineui.lines import resume_hint
+from fisk_ai.lineui.run import (
+    EXIT_INTERRUPTED,
+    RunOptions,
+    hosted_run,
+    print_summary,
+    run_line_mode,
+    stderr_line,
+)
 from fisk_ai.lineui.surface import write_answer
 from fisk_ai.multiplex import Reporter
-from fisk_ai.util.sanitize import single_line
 
 
 def run_full_screen(options: RunOptions) -> int:
@@ -83,7 +89,7 @@ async def _host(options: RunOptions) -> int:
         outcome = app.outcome
 
     for warning in warnings:
-        _stderr(warning)
+        stderr_line(warning)
     leftover = captured.getvalue() + "".join(app.captured_stderr)
     if leftover:
         sys.stderr.write(leftover if leftover.endswith("\n") else leftover + "\n")
@@ -92,27 +98,20 @@ async def _host(options: RunOptions) -> int:
             outcome.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color
         )
     for session in outcome.abandoned:
-        _stderr(f"left conversation {session}; {resume_hint(session)}")
+        stderr_line(f"left conversation {session}; {resume_hint(session)}")
     result = outcome.result
     if outcome.error:
-        _stderr(f"run ended: {outcome.error}")
+        stderr_line(f"run ended: {outcome.error}")
     if result is not None:
-        summary = RunSummary(
-            suspended=result.stop_reason is StopReason.SUSPENDED or outcome.left_mid_turn,
-            session=outcome.session_id,
+        print_summary(
+            result,
             model=cfg.llm.model,
-            llm_calls=result.llm_calls,
-            tool_calls=result.tool_calls,
-            remote_tool_calls=result.remote_tool_calls,
-            usage=result.usage,
             latency=timedelta(seconds=time.monotonic() - started),
+            verbose=options.verbose,
+            suspended=outcome.left_mid_turn,
         )
-        _stderr("")
-        _stderr(summary_line(summary, verbose=options.verbose))
-        if result.stop_reason is not StopReason.COMPLETED and result.message:
-            _stderr(f"run ended: {single_line(result.message)}")
     if outcome.session_id:
-        _stderr(resume_hint(outcome.session_id))
+        stderr_line(resume_hint(outcome.session_id))
     if outcome.left_mid_turn or (result and result.stop_reason is StopReason.SUSPENDED):
         return EXIT_INTERRUPTED
     if outcome.error or result is None or result.stop_reason is not StopReason.COMPLETED:
@@ -136,8 +135,3 @@ def _logging_into(buffer: io.StringIO) -> Iterator[None]:
     finally:
         for handler, stream in moved:
             handler.setStream(stream)  # type: ignore[arg-type]
-
-
-def _stderr(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()

@@ -25,7 +25,6 @@ from fisk_ai.a2a.messages import (
     EventThinking,
     EventToolCall,
     EventToolResult,
-    Identity,
     Message,
     RequestAnswer,
     RequestRead,
@@ -45,19 +44,13 @@ from fisk_ai.a2a.prompts_server import (
     PromptsServer,
     conversation_session_id,
 )
-from fisk_ai.agent.runner import AgentSettings
 from fisk_ai.llm.types import Role, ToolResultBlock
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.sessions.fold import fold
 from fisk_ai.tools.base import Deferral, ExecDeps, Outcome, Tool
-from tests.a2a.test_prompts import exchange, prompt
+from tests.a2a.test_prompts import CALLER, IDENTITY, SETTINGS, WAIT, exchange, prompt
 from tests.agent.conftest import FakeTool, toolset
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
-
-IDENTITY = "ops"
-CALLER = Identity(name="peer")
-WAIT = timedelta(seconds=10)
-SETTINGS = AgentSettings(model="test-model", max_iterations=10, max_tokens=100_000)
 
 
 @dataclass
