@@ -2,7 +2,13 @@
 
 Each record is one line, appended with O_APPEND and fsynced before the journal's last sequence
 advances; the directory is fsynced once, when a journal is created, so the new name survives a
-crash too. Beside each journal, ``<id>.lock`` carries an exclusive flock for as long as a writer
+crash too. An append writes on the event loop while the disk syncs quickly, because handing a
+sub-millisecond fsync to a thread costs more than the fsync itself; once one takes longer than
+``INLINE_SYNC_LIMIT`` the next append goes to a thread, and stays there until a sync is quick
+again, so a disk that turns slow stalls the loop for one append rather than for every one
+(docs/sessions.md, "Durability and speed").
+
+Beside each journal, ``<id>.lock`` carries an exclusive flock for as long as a writer
 holds the session; the kernel drops it when the process dies, so a crash leaves no stale lock.
 
 Because the file is only appended to and every line is synced, an unparsable line can only be
@@ -24,6 +30,7 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -344,6 +351,10 @@ class FileSessionStore:
         )
 
 
+INLINE_SYNC_LIMIT = 0.001
+"""Seconds a write + fsync may take and still be done on the event loop next time."""
+
+
 class FileJournal:
     """One session held open for appending, under its flock until closed."""
 
@@ -358,6 +369,7 @@ class FileJournal:
         self._size = size
         self._closed = False
         self._broken = False
+        self._sync_inline = True
         self._mutex = asyncio.Lock()
 
     @property
@@ -376,8 +388,7 @@ class FileJournal:
         async with self._mutex:
             optional = optional or isinstance(payload, MemoryRevisions | Unrecognized)
             record = Record(self._last_seq + 1, payload, optional)
-            line = encode_record(record) + b"\n"
-            await asyncio.to_thread(self._write, line)
+            await self._write(encode_record(record) + b"\n")
             self._last_seq = record.seq
             return record
 
@@ -385,8 +396,7 @@ class FileJournal:
         async with self._mutex:
             action = check_append(self._last_seq, record.seq)
             if action is AppendAction.WRITE:
-                line = encode_record(record) + b"\n"
-                await asyncio.to_thread(self._write, line)
+                await self._write(encode_record(record) + b"\n")
                 self._last_seq = record.seq
             return action
 
@@ -408,7 +418,15 @@ class FileJournal:
     ) -> None:
         await self.close()
 
-    def _write(self, line: bytes) -> None:
+    async def _write(self, line: bytes) -> None:
+        if self._sync_inline:
+            seconds = self._write_synced(line)
+        else:
+            seconds = await asyncio.to_thread(self._write_synced, line)
+        self._sync_inline = seconds <= INLINE_SYNC_LIMIT
+
+    def _write_synced(self, line: bytes) -> float:
+        """Append ``line`` and fsync it; return the seconds that took."""
         if self._closed:
             raise SessionError(f"session {self._run_id} was closed; open it again to append")
         if self._broken:
@@ -416,6 +434,7 @@ class FileJournal:
                 f"session {self._run_id} stopped taking records after a failed write; "
                 "resume it to continue"
             )
+        started = time.perf_counter()
         try:
             _write_all(self._journal_fd, line)
             os.fsync(self._journal_fd)
@@ -430,6 +449,7 @@ class FileJournal:
                 "free the disk or fix its permissions, then resume the session"
             ) from None
         self._size += len(line)
+        return time.perf_counter() - started
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ import json
 import os
 import stat
 import sys
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from fisk_ai.sessions import (
     default_state_directory,
     fold,
 )
+from fisk_ai.sessions import file as file_backend
 from tests.sessions.builders import meta, result, turn
 
 
@@ -119,6 +121,30 @@ async def test_every_record_is_fsynced_and_the_directory_once_on_creation(
     await journal.close()
 
     assert synced == [journal_inode, directory_inode, journal_inode, journal_inode]
+
+
+async def test_a_slow_sync_moves_the_journals_next_append_off_the_event_loop(
+    store: FileSessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    syncing_threads: list[int] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        syncing_threads.append(threading.get_ident())
+        real_fsync(fd)
+
+    journal = await store.create("run-1", meta("run-1"))
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    # Every sync now counts as slow: the first append is still made on the loop, the next not.
+    monkeypatch.setattr(file_backend, "INLINE_SYNC_LIMIT", -1.0)
+    await journal.append(turn(1))
+    await journal.append(turn(2))
+    await journal.close()
+
+    loop_thread = threading.get_ident()
+    assert syncing_threads[0] == loop_thread
+    assert syncing_threads[1] != loop_thread
+    assert [record.seq for record in await store.read("run-1")] == [1, 2, 3]
 
 
 async def test_files_are_0600_in_a_0700_directory(store: FileSessionStore, directory: Path) -> None:
