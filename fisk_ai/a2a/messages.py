@@ -280,9 +280,13 @@ class WireUsage(_Model):
     thinking_tokens: NonNegativeInt = 0
     llm_calls: NonNegativeInt = 0
     tool_calls: NonNegativeInt = 0
+    remote_tool_calls: NonNegativeInt = 0
+    """An addition of ours, as ``argv`` is on a tool call: a Go peer ignores it."""
 
     @classmethod
-    def from_usage(cls, usage: Usage, *, llm_calls: int = 0, tool_calls: int = 0) -> WireUsage:
+    def from_usage(
+        cls, usage: Usage, *, llm_calls: int = 0, tool_calls: int = 0, remote_tool_calls: int = 0
+    ) -> WireUsage:
         return cls(
             input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_create_tokens,
             output_tokens=usage.output_tokens,
@@ -291,6 +295,7 @@ class WireUsage(_Model):
             thinking_tokens=usage.thinking_tokens,
             llm_calls=llm_calls,
             tool_calls=tool_calls,
+            remote_tool_calls=remote_tool_calls,
         )
 
     def to_usage(self) -> Usage:

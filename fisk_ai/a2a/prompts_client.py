@@ -31,6 +31,7 @@ from fisk_ai.a2a.messages import (
     EVENT_PROTOCOL_PREFIX,
     Ack,
     Budget,
+    Cancel,
     Direction,
     ElicitChoice,
     ElicitReplyApprove,
@@ -50,6 +51,7 @@ from fisk_ai.a2a.messages import (
     RequestAnswer,
     RequestPrompt,
     RequestRead,
+    RequestResume,
     TerminalError,
     TerminalResult,
     UnknownEvent,
@@ -60,6 +62,7 @@ from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.transport import (
     Delivery,
     Transport,
+    cancel_subject,
     elicit_subject,
     reply_failure,
     task_subject,
@@ -84,8 +87,10 @@ __all__ = [
     "EventCallback",
     "answer",
     "ask",
+    "cancel",
     "idle_limit",
     "read",
+    "resume",
 ]
 
 KEEPALIVE_INTERVAL = timedelta(seconds=10)
@@ -97,6 +102,7 @@ ElicitRequest = (
 EventCallback = Callable[[EventMessage | UnknownEvent], None]
 
 _ELICIT_TIMEOUT = timedelta(seconds=10)
+"""How long an answer, a waiting or a cancel waits for the worker to take it."""
 
 
 def idle_limit(request_timeout: timedelta) -> timedelta:
@@ -119,10 +125,12 @@ async def ask(
     sender: Identity = DEFAULT_CLIENT_IDENTITY,
     request: str | None = None,
     on_ack: Callable[[Ack], None] | None = None,
+    force: bool = False,
 ) -> TerminalResult | TerminalError:
     """Run ``prompt`` on agent ``identity`` (the next turn of conversation ``token`` when given)
     and return the message ending its reply set. ``request`` is the turn's tag, minted here
-    when not given; the ack, with the conversation token for a later turn, goes to ``on_ack``."""
+    when not given; the ack, with the conversation token for a later turn, goes to ``on_ack``.
+    ``force`` continues a conversation whose agent changed since its last turn."""
     message = new_request(
         RequestPrompt,
         sender=sender,
@@ -133,6 +141,7 @@ async def ask(
         budget=budget,
         stream=stream,
         conversation_token=token,
+        force=force,
     )
     return await _exchange(
         transport,
@@ -144,6 +153,74 @@ async def ask(
         sender=sender,
         on_ack=on_ack,
     )
+
+
+async def resume(
+    transport: Transport,
+    identity: str,
+    token: str,
+    *,
+    request_timeout: timedelta,
+    force: bool = False,
+    budget: Budget | None = None,
+    stream: bool = True,
+    on_event: EventCallback | None = None,
+    prompter: Prompter | None = None,
+    sender: Identity = DEFAULT_CLIENT_IDENTITY,
+    request: str | None = None,
+    on_ack: Callable[[Ack], None] | None = None,
+) -> TerminalResult | TerminalError:
+    """Continue the run of conversation ``token`` on agent ``identity`` where it stopped, with no
+    new prompt; ``force`` continues although the agent changed. Returns the message ending the
+    reply set."""
+    message = new_request(
+        RequestResume,
+        sender=sender,
+        recipient=Identity(name=identity),
+        request=request or new_ksuid(),
+        conversation_token=token,
+        budget=budget,
+        stream=stream,
+        force=force,
+    )
+    return await _exchange(
+        transport,
+        identity,
+        message,
+        request_timeout=request_timeout,
+        on_event=on_event,
+        prompter=prompter,
+        sender=sender,
+        on_ack=on_ack,
+    )
+
+
+async def cancel(
+    transport: Transport,
+    identity: str,
+    request: str,
+    *,
+    reason: str = "",
+    sender: Identity = DEFAULT_CLIENT_IDENTITY,
+) -> bool:
+    """Ask agent ``identity`` to stop the turn of ``request`` at its next safe point; the turn
+    then ends suspended on its own reply set. False when no worker holds that turn any more."""
+    message = new_request(
+        Cancel,
+        sender=sender,
+        recipient=Identity(name=identity),
+        request=request,
+        reason=reason,
+    )
+    try:
+        await transport.request(
+            cancel_subject(identity, request),
+            encode(cast(Message, message)),
+            timeout=_ELICIT_TIMEOUT,
+        )
+    except A2AError:
+        return False
+    return True
 
 
 async def read(

@@ -11,8 +11,11 @@ followed by a terminal error carrying a code, since an ack on its own closes not
 
 No conversation is held between turns. Each turn runs in a fresh Runner over the journal named
 ``t-`` + sha256hex(identity + NUL + token), so any member of the queue group can take any turn.
-The Runner runs with interactive settings, which is what leaves a completed turn open for the
-next one (and its close journals the conversation as suspended between turns).
+`fisk serve` gives the Runner interactive settings, which is what leaves a completed turn open
+for the next one (and its close journals the conversation as suspended between turns). A run a
+terminal hosts for itself names its conversations as local runs are named instead (``LOCAL``):
+the token is a KSUID and the journal carries it as its id, since the terminal is the only caller
+and `fisk run --resume` takes the session id it printed.
 
 A cancel sets the Runner's suspend event: the run parks at its next boundary and ends suspended.
 It also gives up a question in flight. Silence on a question until its window closes ends the run
@@ -39,6 +42,7 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
@@ -98,7 +102,13 @@ from fisk_ai.agent.loop import AgentError, CurrentTools
 from fisk_ai.agent.loop import StopReason as RunStop
 from fisk_ai.agent.prompt import SystemPrompt
 from fisk_ai.agent.replay import conversation_turns, replay_window
-from fisk_ai.agent.runner import AgentSettings, PromptDenied, Runner, RunResult
+from fisk_ai.agent.runner import (
+    AgentSettings,
+    PromptDenied,
+    Runner,
+    RunResult,
+    SessionCompleted,
+)
 from fisk_ai.llm.types import Provider
 from fisk_ai.sessions.answer import answer_deferred
 from fisk_ai.sessions.errors import (
@@ -129,11 +139,14 @@ from fisk_ai.util.ids import new_ksuid
 __all__ = [
     "KEEPALIVE_INTERVAL",
     "KEEPALIVE_PHASE",
+    "LOCAL",
     "MAX_ANSWER_BYTES",
     "MAX_REPLAY_BLOCKS",
     "NOT_FOUND",
     "REPLAY_END_PHASE",
     "REPLAY_START_PHASE",
+    "SERVED",
+    "ConversationNaming",
     "PromptsServer",
     "conversation_session_id",
     "new_conversation_token",
@@ -173,6 +186,19 @@ def conversation_session_id(identity: str, token: str) -> str:
     """The journal a conversation token names on agent ``identity``."""
     digest = hashlib.sha256(f"{identity}\x00{token}".encode()).hexdigest()
     return f"t-{digest}"
+
+
+@dataclass(frozen=True)
+class ConversationNaming:
+    """How an engine mints conversation tokens and names the journal a token stands for."""
+
+    new_token: Callable[[], str]
+    session_id: Callable[[str, str], str]
+    """(identity, token) -> the session id of the conversation's journal."""
+
+
+SERVED = ConversationNaming(new_conversation_token, conversation_session_id)
+LOCAL = ConversationNaming(new_ksuid, lambda _identity, token: token)
 
 
 class _Gone(A2AError):
@@ -494,12 +520,13 @@ class PromptsServer:
         hooks: Hooks | None = None,
         keepalive_interval: timedelta = KEEPALIVE_INTERVAL,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        naming: ConversationNaming = SERVED,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self._transport = transport
         self._identity = Identity(name=identity)
-        self._settings = dataclasses.replace(settings, interactive=True)
+        self._settings = settings
         self._provider = provider
         self._tools = tools
         self._store = store
@@ -510,6 +537,7 @@ class PromptsServer:
         self._hooks = hooks
         self._keepalive_seconds = keepalive_interval.total_seconds()
         self._max_message_size = max_message_size
+        self._naming = naming
         self.draining = False
         self._busy = 0
         self._in_flight: set[str] = set()
@@ -594,8 +622,8 @@ class PromptsServer:
         token = request.conversation_token
         follow_up = token is not None
         if token is None:
-            token = new_conversation_token()
-        session_id = conversation_session_id(self.identity, token)
+            token = self._naming.new_token()
+        session_id = self._naming.session_id(self.identity, token)
         if session_id in self._in_flight:
             await replies.refuse(
                 ErrorCode.CONVERSATION_BUSY,
@@ -669,7 +697,7 @@ class PromptsServer:
                 f"agent {self.identity} is draining and takes no requests; retry",
             )
             return
-        session_id = conversation_session_id(self.identity, request.conversation_token)
+        session_id = self._naming.session_id(self.identity, request.conversation_token)
         try:
             conversation = fold(await self._store.read(session_id))
         except SessionNotFound:
@@ -687,6 +715,7 @@ class PromptsServer:
             conversation.usage,
             llm_calls=conversation.llm_calls,
             tool_calls=conversation.tool_calls,
+            remote_tool_calls=conversation.remote_tool_calls,
         )
         if not await replies.reply(
             Ack, accepted=True, conversation_token=request.conversation_token
@@ -854,10 +883,15 @@ class PromptsServer:
                 "message",
             )
         except ResumeRefused as error:
-            return _error(ErrorCode.FAILED, str(error), stop_reason=StopReason.ERROR)
+            # The resume gate refuses before anything runs: the conversation is as it was.
+            return _error(ErrorCode.NOT_STARTED, str(error))
         except PromptDenied as error:
             return _error(ErrorCode.REJECTED, str(error))
-        except (AgentError, SessionError) as error:
+        except (SessionCompleted, SessionError) as error:
+            # Raised reading the journal, before the turn ran; a store failing mid-turn reaches
+            # here as the AgentError below.
+            return _error(ErrorCode.NOT_STARTED, str(error))
+        except AgentError as error:
             return _error(ErrorCode.CRASHED, str(error), stop_reason=StopReason.ERROR)
         except Exception:
             _log.exception("the prompt of request %s crashed", turn.request.request)
@@ -882,7 +916,10 @@ class PromptsServer:
         self, result: RunResult, session_id: str
     ) -> tuple[type[Header], dict[str, Any]]:
         usage = WireUsage.from_usage(
-            result.usage, llm_calls=result.llm_calls, tool_calls=result.tool_calls
+            result.usage,
+            llm_calls=result.llm_calls,
+            tool_calls=result.tool_calls,
+            remote_tool_calls=result.remote_tool_calls,
         )
         match result.stop_reason:
             case RunStop.COMPLETED:

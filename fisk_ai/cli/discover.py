@@ -68,7 +68,7 @@ async def _fetch(
     agent: str, context_name: str | None, wait: timedelta, sender: Identity
 ) -> DiscoveryReply:
     from fisk_ai.a2a.client import discover
-    from fisk_ai.cli.serve import connect_transport
+    from fisk_ai.serve.connection import connect_transport
 
     transport = await connect_transport(context_name, name=f"fisk-ai discover {sender.name}")
     try:

@@ -150,25 +150,6 @@ def checked_work_dir(value: str | None) -> Path | None:
     return path
 
 
-async def connect_transport(context_name: str | None, *, name: str) -> NatsTransport:
-    """An a2a transport on its own connection to the server the NATS context describes."""
-    from fisk_ai.a2a.nats import NatsTransport
-    from fisk_ai.broker.context import connect_options, load_context
-    from fisk_ai.errors import FiskError
-
-    context = load_context(context_name)
-    try:
-        return await NatsTransport.open(connect_options(context), name=name)
-    except FiskError:
-        raise
-    except Exception as error:
-        reason = str(error) or type(error).__name__
-        raise FiskError(
-            f'cannot connect to NATS at {context.redacted_url} (NATS context "{context.name}"): '
-            f"{reason}; check the context's url and credentials"
-        ) from None
-
-
 async def _serve(
     cfg: Config, work_dir: Path | None, provider_options: ProviderOptions, state_dir: str | None
 ) -> int:
@@ -177,6 +158,7 @@ async def _serve(
     from fisk_ai.a2a.tools_server import ToolsServer, select_served_tools
     from fisk_ai.agent.application import load_application_tools, run_tool_set, tool_filter
     from fisk_ai.agent.resources import build_provider
+    from fisk_ai.serve.connection import connect_transport
     from fisk_ai.serve.prompts import answer_prompts
     from fisk_ai.util.sanitize import single_line
 
@@ -193,7 +175,9 @@ async def _serve(
             warn(warning)
         application = application_tools.application
         version = (application.version if application is not None else "") or "dev"
-        transport = await connect_transport(cfg.nats_context, name=f"fisk-ai {cfg.identity}")
+        transport = await connect_transport(
+            cfg.nats_context, name=f"fisk-ai {cfg.identity}", fix="nats_context"
+        )
         try:
             async with contextlib.AsyncExitStack() as started:
                 prompts: PromptsServer | None = None

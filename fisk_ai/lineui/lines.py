@@ -114,5 +114,6 @@ def summary_line(summary: RunSummary, *, verbose: bool = False) -> str:
     return " ".join(parts)
 
 
-def resume_hint(session: str) -> str:
-    return f"resume with: fisk run --resume {session}"
+def resume_hint(session: str, flags: str = "") -> str:
+    """How to continue ``session``; ``flags`` are the ones that reach its agent (client mode)."""
+    return f"resume with: fisk run {flags + ' ' if flags else ''}--resume {session}"

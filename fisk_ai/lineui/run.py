@@ -1,4 +1,4 @@
-"""`fisk run` on the line surface: host the agent, run one turn, print the answer.
+"""`fisk run` on the line surface: reach the agent over a2a, run one turn, print the answer.
 
 stdout receives the answer and nothing else; the calls, narration, warnings, the summary and how
 to continue go to stderr. The first Ctrl-C (or SIGTERM) asks the run to stop at its next safe
@@ -17,11 +17,13 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fisk_ai.agent.loop import StopReason
 from fisk_ai.agent.resources import ProviderOptions
 from fisk_ai.agent.runner import RunResult
+from fisk_ai.errors import FiskError
 from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
 from fisk_ai.lineui.prompter import TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, write_answer
@@ -29,9 +31,10 @@ from fisk_ai.multiplex import PaneState, Reporter, detect
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
+    from fisk_ai.a2a.conversation import AgentConversation
     from fisk_ai.agent.events import EventSink
-    from fisk_ai.agent.runner import Runner
     from fisk_ai.config import Config
+    from fisk_ai.sessions import SessionStore
     from fisk_ai.tools.questions import Prompter
     from fisk_ai.tools.toolset import ToolSet
 
@@ -51,6 +54,10 @@ class RunOptions:
     thinking: bool = False
     no_color: bool = False
     verbose: bool = False
+    nats_context: str = ""
+    """Client mode: talk to the agent this NATS context reaches instead of hosting one."""
+    identity: str = ""
+    """Client mode: the agent to talk to, instead of the configuration's identity."""
 
 
 def run_line_mode(options: RunOptions) -> int:
@@ -60,12 +67,21 @@ def run_line_mode(options: RunOptions) -> int:
 
 @dataclass(frozen=True)
 class HostedRun:
-    """What a surface needs from a hosted agent: its configuration, tools, reporter, runner."""
+    """What a surface needs of its agent: the configuration, the tools (empty for a remote
+    agent), the pane reporter, the conversation, and the store a hosted agent journals to."""
 
     config: Config
     tools: ToolSet
     reporter: Reporter
-    runner: Runner
+    conversation: AgentConversation
+    store: SessionStore | None
+    resume_flags: str = ""
+    """The flags that reach the agent again, for the resume hint (client mode only)."""
+
+    @property
+    def model(self) -> str:
+        """The model the summary names; a remote agent's is its own business."""
+        return "" if self.resume_flags else self.config.llm.model
 
 
 @contextlib.asynccontextmanager
@@ -77,41 +93,68 @@ async def hosted_run(
     warn: Callable[[str], None],
     interactive: bool = False,
 ) -> AsyncIterator[HostedRun]:
-    """Host the agent of ``options.config`` for one surface: the provider, the application and
-    remote tools, the session store, the pane reporter and the runner; all closed on exit."""
-    from fisk_ai.agent.application import load_application_tools, run_tool_set
-    from fisk_ai.agent.resources import build_provider
-    from fisk_ai.agent.runner import Runner, settings_from_config
+    """The agent of ``options`` for one surface: hosted in this process behind the embedded
+    broker, or reached through ``options.nats_context``; closed on exit."""
+    if options.nats_context:
+        async with _remote_run(options, events=events, prompter_for=prompter_for) as remote:
+            yield remote
+        return
+
     from fisk_ai.config import Mode, load
-    from fisk_ai.serve.remote import import_remote_tools
-    from fisk_ai.serve.stores import session_store_for
+    from fisk_ai.serve.local import host_local_agent
 
     cfg = load(options.config, Mode.AGENT)
-    provider = build_provider(cfg, options.provider)
-    # The remote_tools connection is lent to the imported tools for the whole run.
-    connections = contextlib.AsyncExitStack()
+    reporter = Reporter(cfg.identity, detect(os.environ))
+    prompter = prompter_for(reporter)
     try:
-        application_tools = await load_application_tools(cfg)
-        remote = await connections.enter_async_context(import_remote_tools(cfg, strict=True))
-        for warning in (*application_tools.warnings, *remote.warnings):
-            warn(f"warning: {single_line(warning)}")
-        tools = run_tool_set(cfg, application_tools, remote.hosts)
-        store = session_store_for(cfg, options.state_dir)
-        reporter = Reporter(cfg.identity, detect(os.environ))
-        connections.push_async_callback(reporter.aclose)
-        runner = Runner(
-            settings_from_config(cfg, interactive=interactive, verbose=options.verbose),
-            provider=provider,
-            tools=tools,
-            store=store,
-            events=events,
-            prompter=prompter_for(reporter),
-        )
-        async with runner:
-            yield HostedRun(config=cfg, tools=tools, reporter=reporter, runner=runner)
+        async with host_local_agent(
+            cfg,
+            provider_options=options.provider,
+            state_dir=options.state_dir,
+            interactive=interactive,
+            verbose=options.verbose,
+            elicit=interactive or prompter.can_prompt(),
+            warn=lambda text: warn(f"warning: {single_line(text)}"),
+        ) as agent:
+            if options.resume:
+                # Said here in the store's words rather than as an unknown conversation token.
+                await agent.store.read(options.resume)
+            conversation = agent.endpoint.conversation(events=events, prompter=prompter)
+            yield HostedRun(cfg, agent.tools, reporter, conversation, agent.store)
     finally:
-        await connections.aclose()
-        await provider.aclose()
+        await reporter.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _remote_run(
+    options: RunOptions, *, events: EventSink, prompter_for: Callable[[Reporter], Prompter]
+) -> AsyncIterator[HostedRun]:
+    from fisk_ai.config import Config, Mode, load
+    from fisk_ai.serve.local import remote_agent
+    from fisk_ai.serve.remote import remote_request_timeout
+    from fisk_ai.tools.toolset import ToolSet
+
+    if options.identity and not Path(options.config).exists():  # noqa: ASYNC240 - one stat
+        cfg = Config()
+    else:
+        cfg = load(options.config, Mode.LENIENT)
+    identity = options.identity or (cfg.identity if cfg.identity_named else "")
+    if not identity:
+        raise FiskError(
+            f"set identity in {options.config} or pass --identity to name the agent "
+            f"--nats-context {options.nats_context} should reach; a default identity could "
+            "reach any agent built from the same application"
+        )
+    reporter = Reporter(identity, detect(os.environ))
+    try:
+        async with remote_agent(
+            options.nats_context, identity, request_timeout=remote_request_timeout(cfg)
+        ) as endpoint:
+            conversation = endpoint.conversation(events=events, prompter=prompter_for(reporter))
+            flags = f"--nats-context {options.nats_context} --identity {identity}"
+            yield HostedRun(cfg, ToolSet(), reporter, conversation, None, resume_flags=flags)
+    finally:
+        await reporter.aclose()
 
 
 async def _run(options: RunOptions) -> int:
@@ -132,35 +175,31 @@ async def _run(options: RunOptions) -> int:
     async with hosted_run(
         options, events=surface, prompter_for=terminal_prompter, warn=stderr_line
     ) as hosted:
-        runner, reporter, prompter = hosted.runner, hosted.reporter, prompters[0]
+        conversation, reporter, prompter = hosted.conversation, hosted.reporter, prompters[0]
         reporter.report(PaneState.WORKING)
         turn = asyncio.ensure_future(
-            runner.resume(options.resume, force=options.force)
+            conversation.resume(options.resume, force=options.force)
             if options.resume
-            else runner.start(options.prompt)
+            else conversation.start(options.prompt)
         )
-        with _interrupts(runner.suspend, prompter, turn):
+        with _interrupts(conversation, prompter, turn):
             try:
                 result = await turn
             except asyncio.CancelledError:
                 stderr_line("run abandoned; the conversation is kept up to its last step")
-                if runner.session_id:
-                    stderr_line(resume_hint(runner.session_id))
+                if conversation.handle:
+                    stderr_line(resume_hint(conversation.handle, hosted.resume_flags))
                 return EXIT_INTERRUPTED
             finally:
                 reporter.report(PaneState.IDLE)
-        model = hosted.config.llm.model
 
     answer = result.answer if result.stop_reason is StopReason.COMPLETED else ""
     write_answer(answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
-    _report(result, model, timedelta(seconds=time.monotonic() - started), options)
-    return _exit_code(result)
-
-
-def _report(result: RunResult, model: str, latency: timedelta, options: RunOptions) -> None:
-    print_summary(result, model=model, latency=latency, verbose=options.verbose)
+    latency = timedelta(seconds=time.monotonic() - started)
+    print_summary(result, model=hosted.model, latency=latency, verbose=options.verbose)
     if result.stop_reason in (StopReason.SUSPENDED, StopReason.MAX_ITERATIONS, StopReason.ERROR):
-        stderr_line(resume_hint(result.session_id))
+        stderr_line(resume_hint(result.session_id, hosted.resume_flags))
+    return _exit_code(result)
 
 
 def print_summary(
@@ -194,20 +233,26 @@ def _exit_code(result: RunResult) -> int:
 
 @contextlib.contextmanager
 def _interrupts(
-    suspend: asyncio.Event, prompter: TerminalPrompter, turn: asyncio.Future[RunResult]
+    conversation: AgentConversation, prompter: TerminalPrompter, turn: asyncio.Future[RunResult]
 ) -> Iterator[None]:
-    """First SIGINT/SIGTERM: stop at the next safe point (a question on screen is given up,
-    which is not an answer). Second: give the run up at once."""
+    """First SIGINT/SIGTERM: ask the turn to stop at its next safe point (a question on screen
+    is given up, which is not an answer). Second: give the run up at once."""
     loop = asyncio.get_running_loop()
     presses = 0
+    stopping: set[asyncio.Task[None]] = set()
+
+    async def stop() -> None:
+        await conversation.stop()
+        prompter.interrupt()
 
     def interrupted() -> None:
         nonlocal presses
         presses += 1
         if presses == 1:
             stderr_line(f"\n{SUSPEND_NOTICE}")
-            suspend.set()
-            prompter.interrupt()
+            task = loop.create_task(stop())
+            stopping.add(task)
+            task.add_done_callback(stopping.discard)
         else:
             turn.cancel()
 

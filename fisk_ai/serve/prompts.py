@@ -62,7 +62,7 @@ async def answer_prompts(
         server = PromptsServer(
             transport,
             identity=cfg.identity,
-            settings=settings_from_config(cfg, work_dir=work_dir),
+            settings=settings_from_config(cfg, work_dir=work_dir, interactive=True),
             provider=provider,
             tools=tools,
             store=store,

@@ -108,21 +108,14 @@ async def import_remote_tools(cfg: config.Config, *, strict: bool) -> AsyncItera
 
 
 async def _connect(cfg: config.Config) -> NatsTransport:
-    from fisk_ai.a2a.nats import NatsTransport
-    from fisk_ai.broker.context import connect_options, load_context
+    from fisk_ai.serve.connection import connect_transport
 
-    context = load_context(cfg.nats_context or None)
-    try:
-        return await NatsTransport.open(connect_options(context), name=f"fisk-ai {cfg.identity}")
-    except FiskError:
-        raise
-    except Exception as error:
-        reason = str(error) or type(error).__name__
-        raise FiskError(
-            f'cannot connect to NATS at {context.redacted_url} (NATS context "{context.name}", '
-            f"for remote_tools): {reason}; check nats_context and the context's url and "
-            "credentials"
-        ) from None
+    return await connect_transport(
+        cfg.nats_context or None,
+        name=f"fisk-ai {cfg.identity}",
+        purpose="for remote_tools",
+        fix="nats_context",
+    )
 
 
 async def discover_remote_tools(

@@ -1,9 +1,9 @@
-"""The one place the workstation meets the run: events become Textual messages, questions become
-futures a modal resolves, and prompts become runner turns.
+"""The one place the workstation meets its agent: events become Textual messages, questions become
+futures a modal resolves, and prompts become turns of the a2a conversation.
 
-The run is driven in-process for now. When the a2a client takes over, only this module changes:
-the screens see ``EventArrived``, ``QuestionAsked`` and the awaitables ``start``, ``resume`` and
-``follow_up`` return, never the runner itself.
+The agent is reached over a2a whether this process hosts it or somebody else runs it, so the
+screens see ``EventArrived``, ``QuestionAsked`` and what ``start``, ``resume`` and ``follow_up``
+return, never the protocol or a runner.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from fisk_ai.multiplex import PaneState, Reporter
 from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
 
 if TYPE_CHECKING:
-    from fisk_ai.agent.runner import Runner, RunResult
+    from fisk_ai.a2a.conversation import AgentConversation
+    from fisk_ai.agent.runner import RunResult
     from fisk_ai.sessions import Conversation, SessionStore
 
 
@@ -50,26 +51,27 @@ def blocked_reason(question: Question) -> str:
 
 
 class RunBridge:
-    """The run's event sink and prompter, and the way the screen starts turns.
+    """The conversation's event sink and prompter, and the way the screen starts turns.
 
-    Build it, hand it to the Runner as ``events`` and ``prompter``, then ``bind`` the runner and
-    the session store it journals to; the screen calls ``attach`` with its ``post_message``
-    before the first turn.
+    Build it, hand it to the conversation as ``events`` and ``prompter``, then ``bind`` the
+    conversation and the session store its agent journals to (None for a remote agent); the
+    screen calls ``attach`` with its ``post_message`` before the first turn.
     """
 
     def __init__(self, reporter: Reporter | None = None) -> None:
         self._reporter = reporter
-        self._runner: Runner | None = None
+        self._conversation: AgentConversation | None = None
         self._store: SessionStore | None = None
         self._post: Post | None = None
         self._pending: asyncio.Future[Answer] | None = None
         self._one_question = asyncio.Lock()
+        self._stopping: set[asyncio.Task[None]] = set()
 
     def report_to(self, reporter: Reporter) -> None:
         self._reporter = reporter
 
-    def bind(self, runner: Runner, *, store: SessionStore | None = None) -> None:
-        self._runner = runner
+    def bind(self, conversation: AgentConversation, *, store: SessionStore | None = None) -> None:
+        self._conversation = conversation
         self._store = store
 
     @property
@@ -90,7 +92,7 @@ class RunBridge:
 
     @property
     def session_id(self) -> str:
-        return self._runner.session_id if self._runner is not None else ""
+        return self._conversation.handle if self._conversation is not None else ""
 
     def emit(self, event: Event) -> None:
         if self._post is not None:
@@ -121,30 +123,37 @@ class RunBridge:
             pending.set_exception(QuestionInterrupted("the question was interrupted"))
 
     def request_stop(self) -> None:
-        """Ask the turn in flight to stop at its next safe point."""
-        if self._runner is not None:
-            self._runner.suspend.set()
-        self.interrupt()
+        """Ask the turn in flight to stop at its next safe point. The agent hears of it before
+        the question on screen is given up, so it drops the question rather than taking that as
+        an answer."""
+        conversation = self._conversation
+
+        async def stop() -> None:
+            if conversation is not None:
+                await conversation.stop()
+            self.interrupt()
+
+        task = asyncio.get_running_loop().create_task(stop())
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
 
     async def start(self, prompt: str) -> RunResult:
-        runner = self._require_runner()
-        return await self._turn(lambda: runner.start(prompt))
+        conversation = self._require_conversation()
+        return await self._turn(lambda: conversation.start(prompt))
 
     async def resume(self, session_id: str, *, force: bool = False) -> RunResult:
-        runner = self._require_runner()
-        return await self._turn(lambda: runner.resume(session_id, force=force))
+        conversation = self._require_conversation()
+        return await self._turn(lambda: conversation.resume(session_id, force=force))
 
     async def follow_up(self, prompt: str) -> RunResult:
-        runner = self._require_runner()
-        return await self._turn(lambda: runner.follow_up(prompt))
+        conversation = self._require_conversation()
+        return await self._turn(lambda: conversation.follow_up(prompt))
 
     async def clear(self) -> None:
         """Let go of the conversation; the next prompt starts a new one."""
-        await self._require_runner().close()
+        self._require_conversation().clear()
 
     async def _turn(self, body: Callable[[], Awaitable[RunResult]]) -> RunResult:
-        runner = self._require_runner()
-        runner.suspend.clear()
         # Working is reported on submission, not on acceptance: the work is already on its way.
         self._report(PaneState.WORKING)
         try:
@@ -152,10 +161,10 @@ class RunBridge:
         finally:
             self._report(PaneState.IDLE)
 
-    def _require_runner(self) -> Runner:
-        if self._runner is None:
-            raise RuntimeError("bind a runner to the bridge before starting a turn")
-        return self._runner
+    def _require_conversation(self) -> AgentConversation:
+        if self._conversation is None:
+            raise RuntimeError("bind a conversation to the bridge before starting a turn")
+        return self._conversation
 
     def _report(self, state: PaneState, reason: str = "") -> None:
         if self._reporter is not None:

@@ -35,7 +35,8 @@ def run_full_screen(options: RunOptions) -> int:
     """Run the workstation unless ``harness.no_tui`` asks for lines; return the exit code."""
     from fisk_ai.config import Mode, load
 
-    if load(options.config, Mode.AGENT).harness.no_tui:
+    # A remote agent's configuration is its worker's; only a hosted run's can ask for lines.
+    if not options.nats_context and load(options.config, Mode.AGENT).harness.no_tui:
         return run_line_mode(options)
     return asyncio.run(_host(options))
 
@@ -58,11 +59,8 @@ async def _host(options: RunOptions) -> int:
     async with hosted_run(
         options, events=bridge, prompter_for=prompter_for, warn=warnings.append, interactive=True
     ) as hosted:
-        cfg = hosted.config
-        # A second handle on the run's backend, for reading conversations back and browsing.
-        from fisk_ai.serve.stores import session_store_for
-
-        bridge.bind(hosted.runner, store=session_store_for(cfg, options.state_dir))
+        cfg, model, resume_flags = hosted.config, hosted.model, hosted.resume_flags
+        bridge.bind(hosted.conversation, store=hosted.store)
         confirm_tags = tuple(cfg.harness.confirm_tags)
         rows = []
         for source in hosted.tools.sources:
@@ -70,8 +68,8 @@ async def _host(options: RunOptions) -> int:
                 gated = isinstance(tool, Confirmable) and bool(tool.confirm_trigger(confirm_tags))
                 rows.append(ToolRow(tool.name, source.label, gated))
         setup = RunSetup(
-            identity=cfg.identity,
-            model=cfg.llm.model,
+            identity=hosted.conversation.identity,
+            model=model,
             prompt=options.prompt,
             resume=options.resume,
             force=options.force,
@@ -98,20 +96,20 @@ async def _host(options: RunOptions) -> int:
             outcome.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color
         )
     for session in outcome.abandoned:
-        stderr_line(f"left conversation {session}; {resume_hint(session)}")
+        stderr_line(f"left conversation {session}; {resume_hint(session, resume_flags)}")
     result = outcome.result
     if outcome.error:
         stderr_line(f"run ended: {outcome.error}")
     if result is not None:
         print_summary(
             result,
-            model=cfg.llm.model,
+            model=model,
             latency=timedelta(seconds=time.monotonic() - started),
             verbose=options.verbose,
             suspended=outcome.left_mid_turn,
         )
     if outcome.session_id:
-        stderr_line(resume_hint(outcome.session_id))
+        stderr_line(resume_hint(outcome.session_id, resume_flags))
     if outcome.left_mid_turn or (result and result.stop_reason is StopReason.SUSPENDED):
         return EXIT_INTERRUPTED
     if outcome.error or result is None or result.stop_reason is not StopReason.COMPLETED:

@@ -68,7 +68,9 @@ from tests.fakes.provider import ScriptedProvider, answer, call, calls
 IDENTITY = "ops"
 CALLER = Identity(name="peer")
 WAIT = timedelta(seconds=10)
-SETTINGS = AgentSettings(model="test-model", max_iterations=10, max_tokens=100_000)
+SETTINGS = AgentSettings(
+    model="test-model", max_iterations=10, max_tokens=100_000, interactive=True
+)
 
 
 @dataclass(eq=False)

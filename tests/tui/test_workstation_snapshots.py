@@ -4,9 +4,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
+from fisk_ai.a2a.prompts_server import LOCAL, ConversationNaming
 from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.tui.app import FiskApp
@@ -27,9 +27,8 @@ class StallingProvider(ScriptedProvider):
         return await super().call(request)
 
 
-@pytest.fixture(autouse=True)
-def fixed_session(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fisk_ai.agent.runner.new_ksuid", lambda: SESSION)
+# The hosted engine mints the conversation's token, which a local run journals under.
+FIXED_SESSION = ConversationNaming(lambda: SESSION, LOCAL.session_id)
 
 
 def test_the_run_screen_mid_turn(snap_compare: SnapCompare, tmp_path: Path) -> None:
@@ -37,7 +36,7 @@ def test_the_run_screen_mid_turn(snap_compare: SnapCompare, tmp_path: Path) -> N
     provider = StallingProvider(
         [calls(call("t1", "say", {"words": "hi"}), text="Saying hi first.", thinking="plan")]
     )
-    app, _ = build_app(tmp_path, provider, prompt="say hi to the fleet")
+    app, _ = build_app(tmp_path, provider, prompt="say hi to the fleet", naming=FIXED_SESSION)
 
     async def until_the_output(pilot: Pilot[None]) -> None:
         assert isinstance(pilot.app, FiskApp)
@@ -50,7 +49,7 @@ def test_the_run_screen_mid_turn(snap_compare: SnapCompare, tmp_path: Path) -> N
 def test_the_approval_modal(snap_compare: SnapCompare, tmp_path: Path) -> None:
     """The sanitised command line, the gating tag, and No first with the focus."""
     provider = StallingProvider([calls(call("t1", "stream_rm", {"stream": "ORDERS"}))])
-    app, _ = build_app(tmp_path, provider, prompt="remove ORDERS")
+    app, _ = build_app(tmp_path, provider, prompt="remove ORDERS", naming=FIXED_SESSION)
 
     async def until_the_question(pilot: Pilot[None]) -> None:
         while not isinstance(pilot.app.screen, ApprovalScreen):

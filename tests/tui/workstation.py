@@ -1,23 +1,28 @@
-"""A FiskApp wired to a real runner: a scripted provider, a fake fisk application's command
-tools (``stream rm`` is gated by ai:confirm) and a file session store."""
+"""A FiskApp talking a2a to a hosted prompts engine: a scripted provider, a fake fisk
+application's command tools (``stream rm`` is gated by ai:confirm) and a file session store."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
 
-from fisk_ai.agent.runner import AgentSettings, Runner
+from fisk_ai.a2a.conversation import AgentConversation
+from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.prompts_server import LOCAL, ConversationNaming, PromptsServer
+from fisk_ai.agent.runner import AgentSettings
 from fisk_ai.llm.types import Provider
 from fisk_ai.screens.run import RunSetup, ToolRow
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.tools.fiskapp.loader import load_application
 from fisk_ai.tools.fiskapp.model import ApplicationModel
 from fisk_ai.tools.toolset import ToolSet, ToolSource
+from fisk_ai.tui import app as app_module
 from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.bridge import RunBridge
 from tests.fakes.fiskapp import application, arg, command, write_fake_app
@@ -58,6 +63,58 @@ def ops_tools(directory: Path) -> ToolSet:
     return ToolSet([ToolSource("ops", loaded.tools)])
 
 
+class HostedAgent:
+    """The prompts engine a local run hosts, on an in-memory transport, and the terminal's
+    conversation with it: the same a2a path `fisk run` takes, without a broker process."""
+
+    def __init__(
+        self, tmp_path: Path, provider: Provider, bridge: RunBridge, naming: ConversationNaming
+    ) -> None:
+        self.broker = MemoryBroker()
+        self.store = FileSessionStore(tmp_path / "runs")
+        self.tools = ops_tools(tmp_path)
+        self.server = PromptsServer(
+            self.broker.connect(),
+            identity="ops-agent",
+            settings=SETTINGS,
+            provider=provider,
+            tools=self.tools,
+            store=self.store,
+            workers=1,
+            request_timeout=timedelta(seconds=30),
+            elicit=True,
+            naming=naming,
+        )
+        self.conversation = AgentConversation(
+            self.broker.connect(),
+            "ops-agent",
+            request_timeout=timedelta(seconds=30),
+            events=bridge,
+            prompter=bridge,
+        )
+
+    async def start(self) -> None:
+        await self.server.start()
+
+    async def close(self) -> None:
+        await self.server.close()
+        await self.broker.close()
+
+
+class HostingApp(FiskApp):
+    """The workstation with its agent started before the first screen asks it anything."""
+
+    # A relative CSS_PATH resolves beside the subclass's module; the app's own sheet is wanted.
+    CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))
+
+    def __init__(self, agent: HostedAgent, bridge: RunBridge, setup: RunSetup) -> None:
+        super().__init__(bridge, setup)
+        self.agent = agent
+
+    async def on_load(self) -> None:
+        await self.agent.start()
+
+
 def build_app(
     tmp_path: Path,
     provider: Provider,
@@ -65,32 +122,24 @@ def build_app(
     prompt: str = "hello",
     tool_output: bool = False,
     resume: str = "",
-) -> tuple[FiskApp, Runner]:
-    """The app and the runner behind it; close the runner when done."""
-    tools = ops_tools(tmp_path)
+    naming: ConversationNaming = LOCAL,
+) -> tuple[FiskApp, HostedAgent]:
+    """The app and the agent behind it; close the agent when done."""
     bridge = RunBridge()
-    store = FileSessionStore(tmp_path / "runs")
-    runner = Runner(
-        SETTINGS,
-        provider=provider,
-        tools=tools,
-        store=store,
-        events=bridge,
-        prompter=bridge,
-    )
-    bridge.bind(runner, store=store)
+    agent = HostedAgent(tmp_path, provider, bridge, naming=naming)
+    bridge.bind(agent.conversation, store=agent.store)
     setup = RunSetup(
         identity="ops-agent",
         model=SETTINGS.model,
         prompt=prompt,
         resume=resume,
-        tools=tuple(ToolRow(tool.name, "ops", tool.name == "stream_rm") for tool in tools),
+        tools=tuple(ToolRow(tool.name, "ops", tool.name == "stream_rm") for tool in agent.tools),
         max_tokens=SETTINGS.max_tokens,
         bell=False,
         version="test",
         tool_output=tool_output,
     )
-    return FiskApp(bridge, setup), runner
+    return HostingApp(agent, bridge, setup), agent
 
 
 @asynccontextmanager
@@ -102,11 +151,13 @@ async def workstation(
     tool_output: bool = False,
     resume: str = "",
 ) -> AsyncIterator[FiskApp]:
-    app, runner = build_app(
+    app, agent = build_app(
         tmp_path, ScriptedProvider(replies), prompt=prompt, tool_output=tool_output, resume=resume
     )
-    async with runner:
+    try:
         yield app
+    finally:
+        await agent.close()
 
 
 @asynccontextmanager

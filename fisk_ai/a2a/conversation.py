@@ -1,0 +1,233 @@
+"""A terminal's conversation with an agent over a2a, one turn at a time.
+
+Both surfaces hold one of these, whether the agent is hosted in this process behind the embedded
+broker or is somebody else's reached through a NATS context: they see the run's events as loop
+events, answer its questions through their prompter, and get how each turn ended as a RunResult.
+The conversation is the token the first ack handed back; a follow-up or a resume sends it again.
+
+``handle`` is what ``fisk run --resume`` takes to continue the conversation: the token. For a
+hosted run the token is the session id itself (see ``prompts_server.LOCAL``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, TypedDict
+
+from fisk_ai.a2a import prompts_client
+from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
+from fisk_ai.a2a.events import event_from_message
+from fisk_ai.a2a.messages import (
+    Ack,
+    ErrorCode,
+    EventMessage,
+    Identity,
+    StopReason,
+    TerminalError,
+    TerminalResult,
+    UnknownEvent,
+    WireUsage,
+)
+from fisk_ai.agent.loop import StopReason as RunStop
+from fisk_ai.agent.runner import RunResult
+from fisk_ai.errors import FiskError
+from fisk_ai.util.ids import new_ksuid
+
+if TYPE_CHECKING:
+    from fisk_ai.a2a.transport import Transport
+    from fisk_ai.agent.events import EventSink
+    from fisk_ai.tools.questions import Prompter
+
+__all__ = ["AgentConversation", "TurnFailed"]
+
+_RESULT_STOPS: dict[str, RunStop] = {
+    StopReason.END_TURN: RunStop.COMPLETED,
+    StopReason.MAX_ITERATIONS: RunStop.MAX_ITERATIONS,
+    StopReason.REFUSAL: RunStop.REFUSAL,
+}
+_ERROR_STOPS: dict[str, RunStop] = {
+    StopReason.SUSPENDED: RunStop.SUSPENDED,
+    StopReason.DEFERRED: RunStop.SUSPENDED,
+    StopReason.BUDGET_EXHAUSTED: RunStop.BUDGET,
+}
+# The turn was refused, or did not run to an end of its own: there is no result to show.
+_NOT_RUN = {
+    ErrorCode.CAPACITY,
+    ErrorCode.DRAINING,
+    ErrorCode.CONVERSATION_BUSY,
+    ErrorCode.UNKNOWN_CONVERSATION,
+    ErrorCode.TURN_NOT_TAKEN,
+    ErrorCode.REJECTED,
+    ErrorCode.ALREADY_ANSWERED,
+    ErrorCode.UNKNOWN_CALL,
+    ErrorCode.ANSWER_TOO_LARGE,
+    ErrorCode.DUPLICATE_REQUEST,
+    ErrorCode.NOT_STARTED,
+    ErrorCode.CRASHED,
+}
+
+
+class _TurnOptions(TypedDict):
+    request_timeout: timedelta
+    on_event: prompts_client.EventCallback
+    prompter: Prompter
+    sender: Identity
+    on_ack: Callable[[Ack], None]
+
+
+class TurnFailed(FiskError):
+    """The agent refused the turn (busy, draining, no such conversation, the resume gate, ...)
+    or it crashed running it; the message is the agent's sentence."""
+
+
+class AgentConversation:
+    """Turns of one conversation with agent ``identity`` on ``transport``.
+
+    Events go to ``events``, questions to ``prompter``. ``stop`` asks the turn in flight to stop
+    at its next safe point; ``clear`` lets the conversation go, so the next ``start`` opens a new
+    one.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        identity: str,
+        *,
+        request_timeout: timedelta,
+        events: EventSink,
+        prompter: Prompter,
+        sender: Identity = DEFAULT_CLIENT_IDENTITY,
+    ) -> None:
+        self._transport = transport
+        self._identity = identity
+        self._request_timeout = request_timeout
+        self._events = events
+        self._prompter = prompter
+        self._sender = sender
+        self._token: str | None = None
+        self._request: str | None = None
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def handle(self) -> str:
+        """The conversation's token ("" before the first ack): what --resume takes."""
+        return self._token or ""
+
+    @property
+    def running(self) -> bool:
+        return self._request is not None
+
+    async def start(self, prompt: str) -> RunResult:
+        """Open a new conversation with ``prompt``."""
+        self._token = None
+        return await self._turn(
+            lambda request: prompts_client.ask(
+                self._transport, self._identity, prompt, request=request, **self._common()
+            )
+        )
+
+    async def follow_up(self, prompt: str) -> RunResult:
+        """The next turn of this conversation."""
+        token = self._require_token()
+        return await self._turn(
+            lambda request: prompts_client.ask(
+                self._transport,
+                self._identity,
+                prompt,
+                token=token,
+                request=request,
+                **self._common(),
+            )
+        )
+
+    async def resume(self, handle: str, *, force: bool = False) -> RunResult:
+        """Continue conversation ``handle`` where its run stopped; it becomes this one."""
+        self._token = handle
+        return await self._turn(
+            lambda request: prompts_client.resume(
+                self._transport,
+                self._identity,
+                handle,
+                force=force,
+                request=request,
+                **self._common(),
+            )
+        )
+
+    async def stop(self) -> None:
+        """Ask the turn in flight to stop at its next safe point; it then ends suspended. The
+        cancel goes before any question on screen is given up, so the worker drops the question
+        rather than taking the giving up as an answer."""
+        request = self._request
+        if request is not None:
+            await prompts_client.cancel(
+                self._transport,
+                self._identity,
+                request,
+                reason="stopped by the operator",
+                sender=self._sender,
+            )
+
+    def clear(self) -> None:
+        """Let go of the conversation; the next ``start`` opens another."""
+        self._token = None
+
+    def _common(self) -> _TurnOptions:
+        return {
+            "request_timeout": self._request_timeout,
+            "on_event": self._on_event,
+            "prompter": self._prompter,
+            "sender": self._sender,
+            "on_ack": self._on_ack,
+        }
+
+    async def _turn(
+        self, send: Callable[[str], Awaitable[TerminalResult | TerminalError]]
+    ) -> RunResult:
+        if self._request is not None:
+            raise RuntimeError("a turn of this conversation is already running")
+        self._request = new_ksuid()
+        try:
+            terminal = await send(self._request)
+        finally:
+            self._request = None
+        return self._result(terminal)
+
+    def _on_ack(self, ack: Ack) -> None:
+        if ack.accepted and ack.conversation_token:
+            self._token = ack.conversation_token
+
+    def _on_event(self, message: EventMessage | UnknownEvent) -> None:
+        event = event_from_message(message)
+        if event is not None:
+            self._events.emit(event)
+
+    def _require_token(self) -> str:
+        if self._token is None:
+            raise RuntimeError("start the conversation before sending a follow-up")
+        return self._token
+
+    def _result(self, terminal: TerminalResult | TerminalError) -> RunResult:
+        if isinstance(terminal, TerminalError) and terminal.code in _NOT_RUN:
+            raise TurnFailed(terminal.error)
+        wire = terminal.usage or WireUsage()
+        totals = RunResult(
+            RunStop.ERROR,
+            self.handle,
+            usage=wire.to_usage(),
+            llm_calls=wire.llm_calls,
+            tool_calls=wire.tool_calls,
+            remote_tool_calls=wire.remote_tool_calls,
+        )
+        if isinstance(terminal, TerminalResult):
+            stop = _RESULT_STOPS.get(terminal.stop_reason, RunStop.COMPLETED)
+            if stop is RunStop.COMPLETED:
+                return replace(totals, stop_reason=stop, answer=terminal.text)
+            return replace(totals, stop_reason=stop, message=terminal.text)
+        stop = _ERROR_STOPS.get(terminal.stop_reason or StopReason.ERROR, RunStop.ERROR)
+        return replace(totals, stop_reason=stop, message=terminal.error)

