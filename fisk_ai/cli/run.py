@@ -26,7 +26,11 @@ def register(subcommands: Any) -> None:
     parser.add_argument(
         "--base-url", help="an Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)"
     )
-    parser.add_argument("--resume", metavar="ID", help="continue the journaled session ID")
+    parser.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue the journaled session ID (with --nats-context, the conversation token)",
+    )
     parser.add_argument(
         "--force",
         action="store_true",
@@ -55,8 +59,59 @@ def register(subcommands: Any) -> None:
     parser.add_argument(
         "--replay", metavar="FILE", help="answer from a recorded cassette, with no network"
     )
+    parser.add_argument(
+        "--nats-context",
+        metavar="NAME",
+        help="talk to the agent this NATS context reaches instead of hosting one here",
+    )
+    parser.add_argument(
+        "--identity",
+        metavar="NAME",
+        help="with --nats-context: the agent to talk to (default: identity in --config)",
+    )
     add_common_flags(parser)
     parser.set_defaults(handler=run)
+
+
+# What the worker does with these is its own business: a client that typed one would expect an
+# effect it cannot have. From the environment they are ignored, since nobody typed them.
+WORKER_FLAGS = {
+    "api_key": "--api-key",
+    "base_url": "--base-url",
+    "trace": "--trace",
+    "http_debug": "--http-debug",
+    "verbose": "--verbose",
+    "state_dir": "--state-dir",
+    "record": "--record",
+    "replay": "--replay",
+}
+
+
+def _check_client_mode(args: argparse.Namespace) -> None:
+    from fisk_ai.a2a.transport import task_subject
+    from fisk_ai.errors import FiskError
+
+    if args.identity and not args.nats_context:
+        raise FiskError(
+            "--identity names a remote agent and needs --nats-context to reach it; add "
+            "--nats-context or drop --identity"
+        )
+    if not args.nats_context:
+        return
+    for attribute, flag in WORKER_FLAGS.items():
+        if getattr(args, attribute):
+            raise FiskError(
+                f"{flag} describes work the remote agent does, so it is refused with "
+                f"--nats-context; drop {flag}"
+            )
+    if args.identity:
+        try:
+            task_subject(args.identity)
+        except ValueError:
+            raise FiskError(
+                f"--identity {args.identity!r} is not letters, digits, - and _ only; pass the "
+                "identity the agent serves as"
+            ) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.force and not args.resume:
         raise FiskError("--force only applies to --resume; drop --force")
-    if not args.replay:
+    _check_client_mode(args)
+    if not (args.replay or args.nats_context):
         # The SDK takes about a second to import; start now so it overlaps reading the
         # configuration and introspecting the application. A run that turns out not to need it
         # has lost nothing but a background import.
@@ -96,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         thinking=args.thinking or env_flag("THINKING"),
         no_color=args.no_color or bool(os.environ.get("NO_COLOR")),
         verbose=args.verbose or env_flag("VERBOSE"),
+        nats_context=args.nats_context or "",
+        identity=args.identity or "",
     )
     # The full screen draws on stderr, so it needs all three streams on the terminal.
     terminal = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()

@@ -44,7 +44,13 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.prompts_client import ask
-from fisk_ai.a2a.prompts_server import KEEPALIVE_PHASE, PromptsServer, conversation_session_id
+from fisk_ai.a2a.prompts_server import (
+    KEEPALIVE_PHASE,
+    SERVED,
+    ConversationNaming,
+    PromptsServer,
+    conversation_session_id,
+)
 from fisk_ai.a2a.transport import (
     Delivery,
     Transport,
@@ -127,6 +133,7 @@ async def agent(broker: MemoryBroker, tmp_path: Path) -> AsyncIterator[StartAgen
         request_timeout: timedelta = WAIT,
         transport: Transport | None = None,
         keepalive_interval: timedelta = timedelta(seconds=10),
+        naming: ConversationNaming = SERVED,
     ) -> Agent:
         provider = ScriptedProvider(replies)
         store = FileSessionStore(tmp_path / "runs")
@@ -141,6 +148,7 @@ async def agent(broker: MemoryBroker, tmp_path: Path) -> AsyncIterator[StartAgen
             request_timeout=request_timeout,
             elicit=elicit,
             keepalive_interval=keepalive_interval,
+            naming=naming,
         )
         await server.start()
         started.append(server)
