@@ -15,13 +15,14 @@ HELP_ROWS = (
     ("Ctrl-C", "stop the turn at its next safe point (again: leave)"),
     ("Ctrl-D", "leave; the conversation is kept and can be resumed"),
     ("Ctrl-L", "empty the screen; the conversation is kept"),
-    ("F2", "show or hide the side panel (tools and counters)"),
+    ("F2", "show or hide the side panel (tools, counters, turns to jump to)"),
     ("F3", "browse the stored sessions; Enter opens one read-only, q comes back"),
     ("Tab", "move between the chat bar and the transcript"),
     ("?, F1", "this help (Esc or q closes it)"),
     ("Chat bar", ""),
     ("Enter", "send"),
-    ("Up / Down", "recall this conversation's earlier prompts"),
+    ("Alt-Enter, Ctrl-J", "start a new line"),
+    ("Up / Down", "recall earlier prompts (from the first / last line)"),
     ("/clear", "drop the conversation and start a new one; the screen is kept"),
     ("/help", "this help"),
     ("/exit", "leave, like Ctrl-D"),
@@ -58,6 +59,7 @@ class HelpScreen(ModalScreen[None]):
         width: auto; max-width: 100%; height: auto; max-height: 90%;
         border: round $accent; border-title-align: center; background: $surface; padding: 0 1;
     }
+    HelpScreen #help-text { width: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
 
 from fisk_ai.agent.events import PromptEvent, StatusEvent, ToolCallEvent
 from fisk_ai.agent.loop import StopReason
@@ -24,8 +27,10 @@ from fisk_ai.lineui.lines import resume_hint
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.help import HelpScreen
 from fisk_ai.screens.question import ConfirmScreen, InputScreen, SelectScreen
+from fisk_ai.screens.transcript import SearchInput
 from fisk_ai.tools.questions import (
     Answer,
+    ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
     Question,
@@ -33,11 +38,11 @@ from fisk_ai.tools.questions import (
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
 from fisk_ai.tui.status import Counters, RunState, StatusLine, budget_text, state_after_turn
-from fisk_ai.tui.transcript import Transcript
+from fisk_ai.tui.transcript import PROMPT_PREFIX, Transcript, plural
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
-CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, /help for commands"
+CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Alt-Enter for a newline, /help for commands"
 CONTEXT_CLEARED = "--- context cleared ---"
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
@@ -70,49 +75,118 @@ class RunSetup:
     """--tool-output: command output starts expanded rather than folded."""
 
 
-class ChatInput(Input):
-    """The chat bar: Up and Down recall this conversation's earlier prompts."""
+# Keys that put a line break in the chat bar. A terminal without the kitty keyboard protocol
+# sends Alt-Enter as a plain Enter, so Ctrl-J is there as well.
+NEWLINE_KEYS = frozenset({"alt+enter", "ctrl+j"})
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "recall(-1)", "Previous prompt", show=False),
-        Binding("down", "recall(1)", "Next prompt", show=False),
-    ]
+
+class ChatInput(TextArea):
+    """The chat bar: Enter sends, Alt-Enter (or Ctrl-J) starts a new line, and Up on the first
+    line or Down on the last recall this conversation's earlier prompts."""
+
+    class Submitted(Message):
+        """Enter in the chat bar; ``value`` is the whole text, line breaks included."""
+
+        def __init__(self, chat: ChatInput, value: str) -> None:
+            super().__init__()
+            self.chat = chat
+            self.value = value
+
+        @property
+        def control(self) -> ChatInput:
+            return self.chat
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(placeholder=CHAT_PLACEHOLDER, id=id)
-        self.history: list[str] = []
+        super().__init__(
+            id=id, placeholder=CHAT_PLACEHOLDER, soft_wrap=True, highlight_cursor_line=False
+        )
+        self.sent: list[str] = []
         self._recall_index = 0
 
+    @property
+    def value(self) -> str:
+        return self.text
+
+    @value.setter
+    def value(self, text: str) -> None:
+        self.text = text
+        self.move_cursor(self.document.end)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self, self.text))
+            return
+        if event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        await super()._on_key(event)
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if not select and self.cursor_location[0] == 0:
+            self.action_recall(-1)
+        else:
+            super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        if not select and self.cursor_location[0] == self.document.line_count - 1:
+            self.action_recall(1)
+        else:
+            super().action_cursor_down(select)
+
     def remember(self, text: str) -> None:
-        self.history.append(text)
-        self._recall_index = len(self.history)
+        self.sent.append(text)
+        self._recall_index = len(self.sent)
 
     def forget(self) -> None:
-        self.history.clear()
+        self.sent.clear()
         self._recall_index = 0
 
     def action_recall(self, step: int) -> None:
-        if not self.history:
+        if not self.sent:
             return
-        self._recall_index = max(0, min(len(self.history), self._recall_index + step))
-        in_range = self._recall_index < len(self.history)
-        self.value = self.history[self._recall_index] if in_range else ""
-        self.cursor_position = len(self.value)
+        self._recall_index = max(0, min(len(self.sent), self._recall_index + step))
+        in_range = self._recall_index < len(self.sent)
+        self.value = self.sent[self._recall_index] if in_range else ""
 
 
-def startup_text(setup: RunSetup) -> str:
+STARTUP_WIDTH = 36
+"""The width of the startup card's values, in characters."""
+STARTUP_WARNINGS_SHOWN = 3
+STARTUP_WAITING = "starting: waiting for first response"
+
+
+def startup_text(setup: RunSetup, directory: str | None = None) -> str:
+    """The card shown until the first response: who is starting, on what, with which tools,
+    and what went wrong on the way. It holds no clock or spinner, so it draws the same every
+    time."""
     home = str(Path.home())
-    directory = str(Path.cwd())
-    if directory.startswith(home):
-        directory = "~" + directory[len(home) :]
+    if directory is None:
+        directory = str(Path.cwd())
+        if directory.startswith(home):
+            directory = "~" + directory[len(home) :]
+    gated = sum(1 for tool in setup.tools if tool.gated)
+    tools = plural(len(setup.tools), "tool") + (f", {gated} gated" if gated else "")
     rows = [
-        f"fisk-ai {setup.version}".rstrip(),
-        "",
-        f"model  {single_line(setup.model, 28)}",
-        f"dir    {_left_elided(directory, 28)}",
-        "",
-        "waiting for first response",
+        f"version  {single_line(setup.version, STARTUP_WIDTH) or '-'}",
+        f"agent    {single_line(setup.identity, STARTUP_WIDTH) or '-'}",
+        f"model    {single_line(setup.model, STARTUP_WIDTH) or '-'}",
+        f"tools    {tools}",
+        f"dir      {_left_elided(directory, STARTUP_WIDTH)}",
     ]
+    if setup.warnings:
+        rows += ["", plural(len(setup.warnings), "warning")]
+        rows += [
+            f"  {single_line(warning, STARTUP_WIDTH + 5)}"
+            for warning in setup.warnings[:STARTUP_WARNINGS_SHOWN]
+        ]
+        hidden = len(setup.warnings) - STARTUP_WARNINGS_SHOWN
+        if hidden > 0:
+            rows.append(f"  and {hidden} more in the transcript")
+    rows += ["", STARTUP_WAITING]
     return "\n".join(rows)
 
 
@@ -120,7 +194,7 @@ def _left_elided(text: str, limit: int) -> str:
     return text if len(text) <= limit else "..." + text[-(limit - 3) :]
 
 
-def side_panel_text(setup: RunSetup, counters: Counters) -> str:
+def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int = 0) -> str:
     usage = counters.usage
     lines = ["Tools"]
     width = max((len(tool.name) for tool in setup.tools), default=0)
@@ -129,19 +203,27 @@ def side_panel_text(setup: RunSetup, counters: Counters) -> str:
         lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{gate}")
     if not setup.tools:
         lines.append("  (none)")
-    lines += [
-        "",
-        "Counters",
-        f"  tokens in     {usage.input_tokens}",
-        f"  tokens out    {usage.output_tokens}",
-        f"  cache read    {usage.cache_read_tokens}",
-        f"  cache write   {usage.cache_create_tokens}",
-        f"  thinking      {usage.thinking_tokens}",
-        f"  model calls   {counters.model_calls}",
-        f"  tool calls    {counters.tool_calls}",
-        f"  budget used   {budget_text(counters, setup.max_tokens)}",
+    counted = [
+        ("tokens in", str(usage.input_tokens)),
+        ("tokens out", str(usage.output_tokens)),
+        ("cache read", str(usage.cache_read_tokens)),
+        ("cache write", str(usage.cache_create_tokens)),
+        ("thinking", str(usage.thinking_tokens)),
+        ("model calls", str(counters.model_calls)),
+        ("tool calls", str(counters.tool_calls)),
+        ("standing approvals", str(standing_approvals)),
+        ("budget used", budget_text(counters, setup.max_tokens)),
     ]
+    lines += ["", "Counters", *(f"  {label.ljust(19)}{value}" for label, value in counted)]
     return "\n".join(lines)
+
+
+TURN_LABEL_WIDTH = 36
+
+
+def turn_label(number: int, prompt_line: str) -> str:
+    """A turn in the side panel: its number and the start of its prompt."""
+    return f"{number:>3}  {single_line(prompt_line.removeprefix(PROMPT_PREFIX), TURN_LABEL_WIDTH)}"
 
 
 def header_text(setup: RunSetup, session: str) -> str:
@@ -178,6 +260,9 @@ class RunScreen(Screen[None]):
         self.abandoned: list[str] = []
         """Conversations /clear walked away from, to be named again on exit."""
         self._question_screen: ModalScreen[object] | None = None
+        self.standing_approvals: set[str] = set()
+        """The commands the operator answered Always for, in this conversation."""
+        self._turn_blocks: list[int] = []
 
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.setup, ""), markup=False, id="header")
@@ -185,8 +270,14 @@ class RunScreen(Screen[None]):
             yield TranscriptView(
                 Transcript(output_folded=not self.setup.tool_output), id="transcript"
             )
-            yield Static("", markup=False, id="side-panel")
-        yield Static(startup_text(self.setup), markup=False, id="startup")
+            with Vertical(id="side-panel"):
+                yield Static("", markup=False, id="side-facts")
+                yield Static("Turns (Enter jumps)", markup=False, id="turns-title")
+                yield OptionList(id="turns")
+        yield SearchInput(placeholder="search (Enter finds, Esc cancels)", id="search")
+        card = Static(startup_text(self.setup), markup=False, id="startup")
+        card.border_title = "fisk-ai"
+        yield card
         yield ChatInput(id="chat")
         yield Static(self.status.text(), markup=False, id="status")
 
@@ -201,6 +292,7 @@ class RunScreen(Screen[None]):
     def on_mount(self) -> None:
         self.bridge.attach(self.post_message)
         self.chat.display = False
+        self.query_one("#search").display = False
         self.query_one("#side-panel").display = False
         self._refresh_panels()
         setup = self.setup
@@ -222,6 +314,7 @@ class RunScreen(Screen[None]):
             self.view.add_meta(f"cannot read back session {session_id}: {single_line(str(error))}")
             conversation = None
         if conversation is not None:
+            self.standing_approvals = set(conversation.standing_grants)
             events = conversation_events(conversation)
             self.view.append(events)
             for event in events:
@@ -250,9 +343,40 @@ class RunScreen(Screen[None]):
         )
         self._show_status()
         self.query_one("#header", Static).update(header_text(self.setup, session))
-        panel = self.query_one("#side-panel", Static)
-        if panel.display:
-            panel.update(side_panel_text(self.setup, self.counters))
+        self._refresh_side_panel()
+
+    def _refresh_side_panel(self) -> None:
+        if not self.query_one("#side-panel").display:
+            return
+        facts = side_panel_text(self.setup, self.counters, len(self.standing_approvals))
+        self.query_one("#side-facts", Static).update(facts)
+        transcript = self.view.transcript
+        blocks = transcript.prompt_blocks()
+        if blocks == self._turn_blocks:
+            return
+        self._turn_blocks = blocks
+        turns = self.query_one("#turns", OptionList)
+        highlighted = turns.highlighted
+        turns.clear_options()
+        turns.add_options(
+            Option(
+                Content(turn_label(number, transcript.lines[transcript.blocks[block].start])),
+                id=str(block),
+            )
+            for number, block in enumerate(blocks, start=1)
+        )
+        if highlighted is not None and blocks:
+            turns.highlighted = min(highlighted, len(blocks) - 1)
+
+    @on(OptionList.OptionSelected, "#turns")
+    def jump_to_turn(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is None:
+            return
+        block = int(event.option.id)
+        if block < len(self.view.transcript):
+            self.view.show_block(block)
+            self.view.focus()
 
     def _begin(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
         self.turn_running = True
@@ -275,11 +399,12 @@ class RunScreen(Screen[None]):
             self.move_to(RunState.ERROR)
         else:
             self._finished(result)
-        finally:
-            self.turn_running = False
-            self._hide_startup()
-            self._refresh_panels()
-            self._open_chat()
+        # Not in a finally: a turn cancelled because the app is closing was left mid-turn, and
+        # the outcome must say so.
+        self.turn_running = False
+        self._hide_startup()
+        self._refresh_panels()
+        self._open_chat()
 
     def _finished(self, result: RunResult) -> None:
         self.last_result = result
@@ -308,9 +433,13 @@ class RunScreen(Screen[None]):
     def _hide_startup(self) -> None:
         self.query_one("#startup").display = False
 
+    def on_key(self) -> None:
+        self._hide_startup()
+
     def on_event_arrived(self, message: EventArrived) -> None:
         event = message.event
-        self._hide_startup()
+        if not isinstance(event, PromptEvent):
+            self._hide_startup()
         if isinstance(event, StatusEvent) and event.usage is not None:
             self.counters = self.counters.after_model_call(event.usage)
             self._refresh_panels()
@@ -331,6 +460,10 @@ class RunScreen(Screen[None]):
 
         def answered(value: object) -> None:
             self._question_screen = None
+            question = message.question
+            if value is ApprovalChoice.ALWAYS and isinstance(question, ApprovalQuestion):
+                self.standing_approvals.add(question.tool_name)
+                self._refresh_side_panel()
             if not answer.done():
                 answer.set_result(_as_answer(value))
             if self.turn_running:
@@ -356,10 +489,27 @@ class RunScreen(Screen[None]):
 
     def clear_screen(self) -> None:
         self.view.clear()
+        self._refresh_side_panel()
         self.notify("screen cleared; the conversation is kept", timeout=2)
 
-    @on(Input.Submitted, "#chat")
-    async def submitted(self, event: Input.Submitted) -> None:
+    def on_transcript_view_search_requested(self) -> None:
+        field = self.query_one("#search", SearchInput)
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#search")
+    def searched(self, event: Input.Submitted) -> None:
+        event.stop()
+        field = self.query_one("#search", SearchInput)
+        count = self.view.search(event.value)
+        field.value = ""
+        field.display = False
+        self.view.focus()
+        found = f"{count} matching lines ({self.view.match_label})" if count else "no match"
+        self.notify(found, timeout=2, markup=False)
+
+    @on(ChatInput.Submitted)
+    async def submitted(self, event: ChatInput.Submitted) -> None:
         event.stop()
         text = event.value
         if not text.strip() or self.turn_running:
@@ -398,6 +548,7 @@ class RunScreen(Screen[None]):
         self.last_result = None
         self.last_answer = ""
         self.counters = Counters()
+        self.standing_approvals = set()
         self.chat.forget()
         self.view.add_meta(CONTEXT_CLEARED)
         self.notify("context cleared", timeout=2)
@@ -406,16 +557,16 @@ class RunScreen(Screen[None]):
     def _send(self, prompt: str) -> None:
         self.chat.remember(prompt)
         self.view.append([PromptEvent(prompt)])
+        self._refresh_side_panel()
         if self.bridge.session_id:
             self._begin(lambda: self.bridge.follow_up(prompt))
         else:
             self._begin(lambda: self.bridge.start(prompt))
 
     def action_toggle_panel(self) -> None:
-        panel = self.query_one("#side-panel", Static)
+        panel = self.query_one("#side-panel")
         panel.display = not panel.display
-        if panel.display:
-            panel.update(side_panel_text(self.setup, self.counters))
+        self._refresh_side_panel()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
@@ -444,8 +595,6 @@ def _modal_for(question: Question) -> ModalScreen[object]:
 
 
 def _as_answer(value: object) -> Answer:
-    from fisk_ai.tools.questions import ApprovalChoice
-
     if value is None or isinstance(value, ApprovalChoice | bool | int | str):
         return value
     return None

@@ -27,6 +27,15 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.lineui.lines import RESULT_PREFIX, thinking_lines, tool_call_line, tool_result_text
 from fisk_ai.lineui.surface import warning_text
+from fisk_ai.tui.markdown import (
+    RULE_CHARACTER,
+    MarkdownLine,
+    Span,
+    cut_spans,
+    line_width,
+    looks_like_markdown,
+    markdown_lines,
+)
 from fisk_ai.util.sanitize import strip_control
 
 if TYPE_CHECKING:
@@ -70,13 +79,15 @@ class RowKind(enum.StrEnum):
 @dataclass(frozen=True)
 class Block:
     """A run of logical lines ``[start, end)`` in the transcript. The first ``header`` lines stay
-    visible when the block is folded; the rest is its body."""
+    visible when the block is folded; the rest is its body. A ``markdown`` block is drawn from
+    its parsed markdown rather than line by line."""
 
     kind: BlockKind
     start: int
     end: int
     header: int = 0
     foldable: bool = False
+    markdown: bool = False
 
     @property
     def body_size(self) -> int:
@@ -85,12 +96,14 @@ class Block:
 
 @dataclass(frozen=True)
 class Row:
-    """One screen row: its text, how to style it, the block and logical line it belongs to."""
+    """One screen row: its text, how to style it, the block and logical line it belongs to.
+    A row of markdown also carries its pieces with their emphasis; ``text`` is them joined."""
 
     text: str
     kind: RowKind
     block: int
     line: int
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,40 +136,48 @@ def cell_width(text: str) -> int:
 def wrap_line(text: str, width: int) -> list[str]:
     """Cut a line into rows no wider than ``width`` cells, at the last space when there is one,
     so a word is split only when it is longer than a row."""
+    if cell_width(text) <= max(width, 1):
+        return [text]
+    return [text[start:end] for start, end in wrap_offsets(text, width)]
+
+
+def wrap_offsets(text: str, width: int) -> list[tuple[int, int]]:
+    """Where ``wrap_line`` cuts ``text``: the ``[start, end)`` character range of each row; the
+    space a row was cut at belongs to neither row."""
     width = max(width, 1)
     if cell_width(text) <= width:
-        return [text]
+        return [(0, len(text))]
     if not text.isascii():
         return _wrap_cells(text, width)
-    rows = []
-    rest = text
-    while len(rest) > width:
-        cut = rest.rfind(" ", 1, width + 1)
-        if cut <= 0:
-            rows.append(rest[:width])
-            rest = rest[width:]
+    ranges = []
+    start = 0
+    length = len(text)
+    while length - start > width:
+        cut = text.rfind(" ", start + 1, start + width + 1)
+        if cut <= start:
+            ranges.append((start, start + width))
+            start += width
         else:
-            rows.append(rest[:cut])
-            rest = rest[cut + 1 :]
-    rows.append(rest)
-    return rows
+            ranges.append((start, cut))
+            start = cut + 1
+    ranges.append((start, length))
+    return ranges
 
 
-def _wrap_cells(text: str, width: int) -> list[str]:
+def _wrap_cells(text: str, width: int) -> list[tuple[int, int]]:
     from rich.cells import get_character_cell_size
 
-    rows = []
-    row: list[str] = []
+    ranges = []
+    start = 0
     used = 0
-    for character in text:
+    for position, character in enumerate(text):
         size = get_character_cell_size(character)
-        if used + size > width and row:
-            rows.append("".join(row))
-            row, used = [], 0
-        row.append(character)
+        if used + size > width and position > start:
+            ranges.append((start, position))
+            start, used = position, 0
         used += size
-    rows.append("".join(row))
-    return rows
+    ranges.append((start, len(text)))
+    return ranges
 
 
 def _estimated_rows(lines: Iterable[str], width: int) -> int:
@@ -177,6 +198,7 @@ class _Layout:
         self.starts: list[int] = []
         self.valid = 0
         self.line_rows: dict[int, list[str]] = {}
+        self.markdown_rows: dict[int, list[Row]] = {}
 
     def invalidate(self, block: int) -> None:
         self.valid = min(self.valid, block)
@@ -194,6 +216,7 @@ class Transcript:
         self.output_folded = output_folded
         self.thinking_folded = thinking_folded
         self._layouts: dict[int, _Layout] = {}
+        self._markdown: dict[int, list[MarkdownLine]] = {}
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -209,7 +232,7 @@ class Transcript:
         elif isinstance(event, TextEvent):
             if event.final:
                 self.add_block(BlockKind.META, [ANSWER_MARKER])
-            self.add_block(BlockKind.NARRATION, _text_lines(event.text))
+            self.add_narration(event.text)
         elif isinstance(event, ThinkingEvent):
             self.add_thinking(event.text)
         elif isinstance(event, ToolCallEvent):
@@ -238,11 +261,22 @@ class Transcript:
         foldable = _estimated_rows(lines, THINKING_ESTIMATE_WIDTH) >= THINKING_FOLD_ROWS
         self.add_block(BlockKind.THINKING, lines, foldable=foldable)
 
+    def add_narration(self, text: str) -> None:
+        """Add the model's prose; drawn as markdown when it holds any."""
+        lines = _text_lines(text)
+        self.add_block(BlockKind.NARRATION, lines, markdown=looks_like_markdown("\n".join(lines)))
+
     def add_meta(self, text: str) -> None:
         self.add_block(BlockKind.META, _text_lines(text))
 
     def add_block(
-        self, kind: BlockKind, lines: list[str], *, header: int = 0, foldable: bool = False
+        self,
+        kind: BlockKind,
+        lines: list[str],
+        *,
+        header: int = 0,
+        foldable: bool = False,
+        markdown: bool = False,
     ) -> int:
         """Append a block of already sanitised lines and return its index."""
         index = len(self.blocks)
@@ -250,7 +284,9 @@ class Transcript:
         self.lines.extend(lines)
         self._lowered.extend(line.casefold() for line in lines)
         self._line_block.extend([index] * len(lines))
-        block = Block(kind, start, len(self.lines), header, foldable and len(lines) > header)
+        block = Block(
+            kind, start, len(self.lines), header, foldable and len(lines) > header, markdown
+        )
         self.blocks.append(block)
         self._folded.append(block.foldable and self._folds_by_default(kind))
         return index
@@ -379,9 +415,30 @@ class Transcript:
             return 1
         return len(self._wrapped(line, layout))
 
+    def _markdown_rows(self, index: int, layout: _Layout) -> list[Row]:
+        """A markdown block's rows at the layout's width: parsed once, wrapped once per width."""
+        cached = layout.markdown_rows.get(index)
+        if cached is not None:
+            return cached
+        block = self.blocks[index]
+        parsed = self._markdown.get(index)
+        if parsed is None:
+            parsed = markdown_lines("\n".join(self.lines[block.start : block.end]))
+            self._markdown[index] = parsed
+        rows: list[Row] = []
+        for entry in parsed:
+            line = min(block.start + entry.line, block.end - 1)
+            rows.extend(_markdown_line_rows(entry, layout.width, index, line))
+        if not rows:
+            rows.append(Row("", RowKind.NARRATION, index, block.start))
+        layout.markdown_rows[index] = rows
+        return rows
+
     def _block_row_count(self, index: int, layout: _Layout) -> int:
         block = self.blocks[index]
         rows = self._spacer(index)
+        if block.markdown:
+            return rows + len(self._markdown_rows(index, layout))
         if self._folded[index]:
             shown_end = block.start + block.header
             rows += 1
@@ -415,6 +472,10 @@ class Transcript:
         index = self._line_block[line]
         block = self.blocks[index]
         row = layout.starts[index] + self._spacer(index)
+        if block.markdown:
+            drawn = self._markdown_rows(index, layout)
+            later = (offset for offset, entry in enumerate(drawn) if entry.line >= line)
+            return row + next(later, len(drawn) - 1)
         shown_end = block.start + block.header if self._folded[index] else block.end
         for earlier in range(block.start, min(line, shown_end)):
             row += self._line_row_count(earlier, layout)
@@ -444,6 +505,10 @@ class Transcript:
                 skip -= 1
             else:
                 rows.append(Row("", RowKind.BLANK, index, block.start))
+        if block.markdown:
+            drawn = self._markdown_rows(index, layout)
+            rows.extend(drawn[skip : skip + limit - len(rows)])
+            return rows[:limit]
         kind = RowKind(block.kind.value)
         folded = self._folded[index]
         shown_end = block.start + block.header if folded else block.end
@@ -463,6 +528,27 @@ class Transcript:
         if folded and len(rows) < limit and not skip:
             rows.append(Row(placeholder_text(block), RowKind.PLACEHOLDER, index, shown_end))
         return rows[:limit]
+
+
+def _markdown_line_rows(entry: MarkdownLine, width: int, block: int, line: int) -> list[Row]:
+    """One parsed markdown line wrapped to ``width``: the prefix leads the first row, the
+    hanging indent the others."""
+    from fisk_ai.tui.markdown import Emphasis
+
+    prefix_width = line_width(entry.prefix)
+    room = max(width - prefix_width, 1)
+    if entry.rule:
+        spans: tuple[Span, ...] = (*entry.prefix, (RULE_CHARACTER * room, Emphasis.DIM))
+        return [Row("".join(text for text, _ in spans), RowKind.NARRATION, block, line, spans)]
+    text = "".join(piece for piece, _ in entry.spans)
+    rows = []
+    for number, (start, end) in enumerate(wrap_offsets(text, room)):
+        lead = entry.prefix if number == 0 else entry.hanging
+        spans = (*lead, *cut_spans(entry.spans, start, end))
+        rows.append(
+            Row("".join(piece for piece, _ in spans), RowKind.NARRATION, block, line, spans)
+        )
+    return rows
 
 
 def transcript_of(conversation: Conversation, *, output_folded: bool = True) -> Transcript:

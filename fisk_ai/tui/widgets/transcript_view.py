@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -15,6 +16,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fisk_ai.agent.events import Event
+from fisk_ai.tui.markdown import Emphasis
 from fisk_ai.tui.transcript import Match, Row, RowKind, Transcript
 
 COPY_FILE_NAME = "transcript-copy.txt"
@@ -44,6 +46,7 @@ class TranscriptView(ScrollView, can_focus=True):
         "transcript--blank",
         "transcript--focused",
         "transcript--match",
+        "transcript--code",
     }
 
     DEFAULT_CSS = """
@@ -62,6 +65,7 @@ class TranscriptView(ScrollView, can_focus=True):
         & > .transcript--blank { }
         & > .transcript--focused { background: $boost; }
         & > .transcript--match { background: $warning 40%; }
+        & > .transcript--code { color: $text-accent; }
     }
     """
 
@@ -199,9 +203,27 @@ class TranscriptView(ScrollView, can_focus=True):
             style += self.get_component_rich_style("transcript--focused")
         if self._is_current_match(row):
             style += self.get_component_rich_style("transcript--match")
-        # Untrusted text goes out as a plain segment: it is never parsed as markup.
-        strip = Strip([Segment(row.text, style)])
-        return strip.extend_cell_length(width, self.rich_style).crop(0, width)
+        # Untrusted text goes out as plain segments: it is never parsed as markup.
+        if row.spans:
+            segments = [
+                Segment(text, style + self._emphasis_style(emphasis))
+                for text, emphasis in row.spans
+            ]
+        else:
+            segments = [Segment(row.text, style)]
+        return Strip(segments).extend_cell_length(width, self.rich_style).crop(0, width)
+
+    def _emphasis_style(self, emphasis: Emphasis) -> Style:
+        style = Style(
+            bold=Emphasis.BOLD in emphasis or None,
+            italic=Emphasis.ITALIC in emphasis or None,
+            underline=Emphasis.UNDERLINE in emphasis or None,
+            strike=Emphasis.STRIKE in emphasis or None,
+            dim=Emphasis.DIM in emphasis or None,
+        )
+        if Emphasis.CODE in emphasis:
+            style += self.get_component_rich_style("transcript--code")
+        return style
 
     def _is_current_match(self, row: Row) -> bool:
         if not (0 <= self.match_index < len(self.matches)):
@@ -219,6 +241,10 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
+
+    def show_block(self, block: int) -> None:
+        """Focus a block and scroll it into view (the side panel's jump to a turn)."""
+        self._show_block(block)
 
     def _show_block(self, block: int) -> None:
         self.focused_block = block
@@ -247,7 +273,9 @@ class TranscriptView(ScrollView, can_focus=True):
             self._show_block(min(len(self.transcript) - 1, self._current_block() + 1))
 
     def action_previous_prompt(self) -> None:
-        current = self._current_block()
+        # Following the tail with nothing focused, the previous prompt is the last one.
+        tail = self.focused_block is None and self.following
+        current = len(self.transcript) if tail else self._current_block()
         earlier = [block for block in self.transcript.prompt_blocks() if block < current]
         if earlier:
             self._show_block(earlier[-1])
