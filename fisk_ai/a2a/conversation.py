@@ -12,7 +12,7 @@ hosted run the token is the session id itself (see ``prompts_server.LOCAL``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, TypedDict
 
@@ -30,6 +30,8 @@ from fisk_ai.a2a.messages import (
     UnknownEvent,
     WireUsage,
 )
+from fisk_ai.a2a.prompts_server import MAX_REPLAY_BLOCKS
+from fisk_ai.agent.events import Event, EventSink, StatusEvent
 from fisk_ai.agent.loop import StopReason as RunStop
 from fisk_ai.agent.runner import RunResult
 from fisk_ai.errors import FiskError
@@ -37,7 +39,6 @@ from fisk_ai.util.ids import new_ksuid
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.transport import Transport
-    from fisk_ai.agent.events import EventSink
     from fisk_ai.tools.questions import Prompter
 
 __all__ = ["AgentConversation", "TurnFailed"]
@@ -75,6 +76,17 @@ class _TurnOptions(TypedDict):
     prompter: Prompter
     sender: Identity
     on_ack: Callable[[Ack], None]
+
+
+@dataclass
+class RecordingEvents:
+    """The loop events of a replay, without the statuses that bracket it."""
+
+    events: list[Event] = field(default_factory=list)
+
+    def take(self, event: Event | None) -> None:
+        if event is not None and not isinstance(event, StatusEvent):
+            self.events.append(event)
 
 
 class TurnFailed(FiskError):
@@ -172,6 +184,23 @@ class AgentConversation:
                 reason="stopped by the operator",
                 sender=self._sender,
             )
+
+    async def read(self, handle: str, *, blocks: int = MAX_REPLAY_BLOCKS) -> list[Event]:
+        """The last ``blocks`` blocks of conversation ``handle`` (whole turns), as loop events;
+        reading runs nothing and leaves this conversation as it is."""
+        replayed = RecordingEvents()
+        terminal = await prompts_client.read(
+            self._transport,
+            self._identity,
+            handle,
+            replay=blocks,
+            request_timeout=self._request_timeout,
+            on_event=lambda message: replayed.take(event_from_message(message)),
+            sender=self._sender,
+        )
+        if isinstance(terminal, TerminalError):
+            raise TurnFailed(terminal.error)
+        return replayed.events
 
     def clear(self) -> None:
         """Let go of the conversation; the next ``start`` opens another."""

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from fisk_ai.agent.events import PromptEvent, StatusEvent, ToolCallEvent
+from fisk_ai.agent.events import Event, PromptEvent, StatusEvent, ToolCallEvent
 from fisk_ai.agent.loop import StopReason
 from fisk_ai.agent.replay import conversation_events
 from fisk_ai.agent.runner import RunResult
@@ -54,6 +54,8 @@ class ToolRow:
     name: str
     source: str
     gated: bool
+    deferred: bool = False
+    """Sent behind tool search: the model finds it by searching rather than seeing it."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class RunSetup:
     warnings: tuple[str, ...] = ()
     tool_output: bool = False
     """--tool-output: command output starts expanded rather than folded."""
+    resume_flags: str = ""
+    """The flags that reach a remote agent again, for the resume hint."""
 
 
 # Keys that put a line break in the chat bar. A terminal without the kitty keyboard protocol
@@ -199,8 +203,8 @@ def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int
     lines = ["Tools"]
     width = max((len(tool.name) for tool in setup.tools), default=0)
     for tool in setup.tools:
-        gate = "  gated" if tool.gated else ""
-        lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{gate}")
+        notes = ("  gated" if tool.gated else "") + ("  deferred" if tool.deferred else "")
+        lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{notes}")
     if not setup.tools:
         lines.append("  (none)")
     counted = [
@@ -313,13 +317,19 @@ class RunScreen(Screen[None]):
         except FiskError as error:
             self.view.add_meta(f"cannot read back session {session_id}: {single_line(str(error))}")
             conversation = None
+        events: list[Event] = []
         if conversation is not None:
             self.standing_approvals = set(conversation.standing_grants)
             events = conversation_events(conversation)
-            self.view.append(events)
-            for event in events:
-                if isinstance(event, PromptEvent):
-                    self.chat.remember(event.text)
+        elif self.bridge.store is None:
+            try:
+                events = await self.bridge.replay(session_id)
+            except FiskError as error:
+                self.view.add_meta(f"cannot read back {session_id}: {single_line(str(error))}")
+        self.view.append(events)
+        for event in events:
+            if isinstance(event, PromptEvent):
+                self.chat.remember(event.text)
         self.view.add_meta(f'--- resuming "{session_id}" ---')
         return await self.bridge.resume(session_id, force=force)
 
@@ -419,7 +429,7 @@ class RunScreen(Screen[None]):
             self.view.add_meta(f"--- run {state.word} ---")
             if result.message:
                 self.view.add_meta(f"run ended: {single_line(result.message, 2000)}")
-            self.view.add_meta(resume_hint(result.session_id))
+            self.view.add_meta(resume_hint(result.session_id, self.setup.resume_flags))
         self.move_to(state)
 
     def _open_chat(self) -> None:

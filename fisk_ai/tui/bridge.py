@@ -87,6 +87,11 @@ class RunBridge:
 
         return fold(await self._store.read(session_id))
 
+    async def replay(self, session_id: str) -> list[Event]:
+        """The end of conversation ``session_id`` as its agent replays it over a2a, for an agent
+        whose store this process cannot read."""
+        return await self._require_conversation().read(session_id)
+
     def attach(self, post: Post) -> None:
         self._post = post
 

@@ -45,6 +45,7 @@ async def _host(options: RunOptions) -> int:
     from fisk_ai import __version__
     from fisk_ai.screens.run import RunSetup, ToolRow
     from fisk_ai.tools.base import Confirmable
+    from fisk_ai.tools.builtin.deferral import plan_definitions
     from fisk_ai.tui.app import FiskApp
     from fisk_ai.tui.bridge import RunBridge
 
@@ -62,11 +63,14 @@ async def _host(options: RunOptions) -> int:
         cfg, model, resume_flags = hosted.config, hosted.model, hosted.resume_flags
         bridge.bind(hosted.conversation, store=hosted.store)
         confirm_tags = tuple(cfg.harness.confirm_tags)
+        # The model of every provider fisk ships offers tool search.
+        plan = plan_definitions(hosted.tools, supported=True, disabled=cfg.llm.no_tool_search)
+        deferred = {definition.name for definition in plan.definitions if definition.defer_loading}
         rows = []
         for source in hosted.tools.sources:
             for tool in source.tools:
                 gated = isinstance(tool, Confirmable) and bool(tool.confirm_trigger(confirm_tags))
-                rows.append(ToolRow(tool.name, source.label, gated))
+                rows.append(ToolRow(tool.name, source.label, gated, tool.name in deferred))
         setup = RunSetup(
             identity=hosted.conversation.identity,
             model=model,
@@ -79,6 +83,7 @@ async def _host(options: RunOptions) -> int:
             version=__version__,
             warnings=tuple(warnings),
             tool_output=options.tool_output,
+            resume_flags=resume_flags,
         )
         app = FiskApp(bridge, setup)
         captured = io.StringIO()

@@ -9,7 +9,7 @@ import pytest
 from fisk_ai.a2a.conversation import AgentConversation, TurnFailed
 from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.prompts_server import LOCAL
-from fisk_ai.agent.events import TextEvent, ToolCallEvent
+from fisk_ai.agent.events import PromptEvent, TextEvent, ToolCallEvent
 from fisk_ai.agent.loop import StopReason
 from fisk_ai.tools.base import Tool
 from fisk_ai.tools.questions import ApprovalChoice
@@ -136,3 +136,17 @@ async def test_clear_lets_the_next_start_open_another_conversation(
 
     assert conversation.handle == second.session_id != first.session_id
     assert second.llm_calls == 1
+
+
+async def test_read_replays_a_finished_conversation_as_loop_events(
+    agent: StartAgent, caller: MemoryTransport
+) -> None:
+    await agent((), (answer("three streams"),), naming=LOCAL)
+    conversation = conversation_on(caller, RecordingSink())
+    finished = await conversation.start("how many streams")
+
+    replayed = await conversation_on(caller, RecordingSink()).read(finished.session_id)
+
+    assert [type(event) for event in replayed] == [PromptEvent, TextEvent]
+    assert isinstance(replayed[0], PromptEvent) and replayed[0].text == "how many streams"
+    assert isinstance(replayed[1], TextEvent) and replayed[1].text == "three streams"

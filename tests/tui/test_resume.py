@@ -35,6 +35,18 @@ async def test_a_resumed_run_shows_the_stored_turns_before_the_chat_bar(tmp_path
         assert app.run_screen.status.state is RunState.AWAITING_INPUT
 
 
+async def test_a_remote_agents_conversation_is_read_back_over_a2a(tmp_path: Path) -> None:
+    session = await first_conversation(tmp_path)
+    async with running(tmp_path, [answer("still fine")], resume=session, remote=True) as (
+        app,
+        pilot,
+    ):
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "> hello" in text
+        assert text.index("the streams are fine") < text.index(f'--- resuming "{session}" ---')
+
+
 async def test_a_resumed_run_continues_with_a_follow_up(tmp_path: Path) -> None:
     session = await first_conversation(tmp_path)
     async with running(tmp_path, [answer("still fine")], resume=session) as (app, pilot):

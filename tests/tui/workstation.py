@@ -123,11 +123,13 @@ def build_app(
     tool_output: bool = False,
     resume: str = "",
     naming: ConversationNaming = LOCAL,
+    remote: bool = False,
 ) -> tuple[FiskApp, HostedAgent]:
-    """The app and the agent behind it; close the agent when done."""
+    """The app and the agent behind it; close the agent when done. ``remote`` hides the
+    agent's store from the app, as for an agent another process runs."""
     bridge = RunBridge()
     agent = HostedAgent(tmp_path, provider, bridge, naming=naming)
-    bridge.bind(agent.conversation, store=agent.store)
+    bridge.bind(agent.conversation, store=None if remote else agent.store)
     setup = RunSetup(
         identity="ops-agent",
         model=SETTINGS.model,
@@ -150,9 +152,15 @@ async def workstation(
     prompt: str = "hello",
     tool_output: bool = False,
     resume: str = "",
+    remote: bool = False,
 ) -> AsyncIterator[FiskApp]:
     app, agent = build_app(
-        tmp_path, ScriptedProvider(replies), prompt=prompt, tool_output=tool_output, resume=resume
+        tmp_path,
+        ScriptedProvider(replies),
+        prompt=prompt,
+        tool_output=tool_output,
+        resume=resume,
+        remote=remote,
     )
     try:
         yield app
@@ -168,11 +176,12 @@ async def running(
     prompt: str = "hello",
     tool_output: bool = False,
     resume: str = "",
+    remote: bool = False,
 ) -> AsyncIterator[tuple[FiskApp, Pilot[None]]]:
     """The workstation running headless at ``SIZE``, with its pilot."""
     async with (
         workstation(
-            tmp_path, replies, prompt=prompt, tool_output=tool_output, resume=resume
+            tmp_path, replies, prompt=prompt, tool_output=tool_output, resume=resume, remote=remote
         ) as app,
         app.run_test(size=SIZE) as pilot,
     ):
