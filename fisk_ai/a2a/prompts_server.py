@@ -710,7 +710,10 @@ class PromptsServer:
         except SessionError as error:
             await replies.refuse(ErrorCode.FAILED, str(error))
             return
-        window = replay_window(conversation_turns(conversation), request.replay, MAX_REPLAY_BLOCKS)
+        tools = self._tools if isinstance(self._tools, ToolSet) else self._tools()
+        window = replay_window(
+            conversation_turns(conversation, tools), request.replay, MAX_REPLAY_BLOCKS
+        )
         usage = WireUsage.from_usage(
             conversation.usage,
             llm_calls=conversation.llm_calls,

@@ -36,6 +36,7 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.agent.gate import ConfirmGate, denial_content
 from fisk_ai.agent.hooks import Deny, Hooks, Rewrite
+from fisk_ai.agent.replay import call_command
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import (
     Message,
@@ -543,13 +544,9 @@ class AgentLoop:
 
     def _emit_call(self, call: ToolUseBlock, tool: Tool | None) -> None:
         arguments = _arguments_mapping(call.name, call.input)
-        command: tuple[str, ...] = ()
-        if tool is not None and isinstance(tool, ShowsCommand):
-            try:
-                command = tuple(tool.argv(arguments))
-            except ValueError:
-                command = tuple(tool.command_line.split())
-        self._events.emit(ToolCallEvent(call.id, call.name, arguments, command))
+        self._events.emit(
+            ToolCallEvent(call.id, call.name, arguments, call_command(tool, arguments))
+        )
 
     async def _answer(
         self, call: ToolUseBlock, tool: Tool | None, outcome: Outcome

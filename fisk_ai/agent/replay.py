@@ -1,16 +1,23 @@
 """A stored conversation as the events a live run would have shown, for any surface to replay.
 
+Each event is rebuilt as the agent loop built it the first time: per model turn the thinking,
+then the turn's text in one block (marked final when it answered the prompt), then each call
+followed by its result. A command's result gets back its exec record and plain output from the
+CommandResult envelope the journal holds. A call's argument vector is not journaled; it comes
+from the tool set when the caller passes one, since it depends on how the tool is configured.
+
 The journal keeps more than a reader is shown: thinking signatures, the fingerprint, the caller,
-grants and the notes of deferred calls stay behind, and only the blocks of the conversation are
-turned into events. Events are grouped by turn, a turn starting at each prompt, so a window over
-the history can keep whole turns and never show a result without the call it answers.
+grants and the notes of deferred calls stay behind. Events are grouped by turn, a turn starting at
+each prompt, so a window over the history can keep whole turns and never show a result without
+the call it answers.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from fisk_ai.agent.events import (
     Event,
@@ -29,14 +36,27 @@ from fisk_ai.llm.types import (
     ToolUseBlock,
 )
 from fisk_ai.sessions.fold import Conversation
+from fisk_ai.sessions.records import TerminalReason
+from fisk_ai.tools.base import ExecRecord, Outcome, ShowsCommand
+from fisk_ai.tools.validation import ArgumentsError, parse_arguments
+
+if TYPE_CHECKING:
+    from fisk_ai.tools.base import Tool
+    from fisk_ai.tools.toolset import ToolSet
 
 __all__ = [
     "ReplayWindow",
     "call_arguments",
+    "call_command",
     "conversation_events",
     "conversation_turns",
     "replay_window",
+    "result_outcome",
 ]
+
+_ENVELOPE_KEYS = frozenset({"command", "exit_code", "output"})
+_ENVELOPE_FIELDS = _ENVELOPE_KEYS | {"truncated"}
+_ANSWERED = frozenset({TerminalReason.COMPLETED, TerminalReason.SUSPENDED})
 
 
 @dataclass(frozen=True)
@@ -56,29 +76,74 @@ def call_arguments(block: ToolUseBlock) -> dict[str, object]:
     return decoded if isinstance(decoded, dict) else {"input": decoded}
 
 
-def conversation_turns(conversation: Conversation) -> list[list[Event]]:
+def call_command(tool: Tool | None, arguments: Mapping[str, Any]) -> tuple[str, ...]:
+    """The argument vector a call runs after the application path: empty for a tool that runs
+    no command, the bare command path when the arguments cannot be rendered."""
+    if tool is None or not isinstance(tool, ShowsCommand):
+        return ()
+    try:
+        return tuple(tool.argv(arguments))
+    except ValueError:
+        return tuple(tool.command_line.split())
+
+
+def result_outcome(block: ToolResultBlock) -> Outcome:
+    """The outcome a journaled result was made from. A command's CommandResult envelope becomes
+    its output and exec record again; any other content is the output as it stands. Content is
+    taken for an envelope only when it is exactly what the loop would have written for one, so
+    a tool whose own output merely looks like an envelope keeps it."""
+    plain = Outcome(block.content, block.is_error)
+    try:
+        decoded = json.loads(block.content)
+    except ValueError:
+        return plain
+    if not isinstance(decoded, dict) or not _ENVELOPE_KEYS <= set(decoded) <= _ENVELOPE_FIELDS:
+        return plain
+    command, exit_code, output = decoded["command"], decoded["exit_code"], decoded["output"]
+    truncated = decoded.get("truncated", False)
+    if not (
+        isinstance(command, str)
+        and isinstance(exit_code, int)
+        and not isinstance(exit_code, bool)
+        and isinstance(output, str)
+        and isinstance(truncated, bool)
+    ):
+        return plain
+    rebuilt = Outcome(output, block.is_error, ExecRecord(command, exit_code, truncated))
+    return rebuilt if rebuilt.model_content == block.content else plain
+
+
+def conversation_turns(
+    conversation: Conversation, tools: ToolSet | None = None
+) -> list[list[Event]]:
     """The conversation's events in journal order (an unfinished turn included), one list per
-    turn. Blocks before the first prompt, if any, form a turn of their own."""
+    turn. Blocks before the first prompt, if any, form a turn of their own. ``tools`` supplies
+    each call's argument vector; without it, calls carry none."""
     messages = list(conversation.messages)
     if conversation.pending_turn is not None:
         messages.append(conversation.pending_turn)
     if conversation.answered:
         messages.append(Message(Role.USER, conversation.answered))
     turns: list[list[Event]] = []
-    for message in messages:
-        for block in message.content:
-            event = _event_of(message.role, block)
-            if event is None:
-                continue
+    shown: set[str] = set()
+    for index, message in enumerate(messages):
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        if message.role is Role.ASSISTANT:
+            final = _answers_the_prompt(message, following, conversation)
+            events = _model_turn_events(message, following, final, tools)
+            shown.update(event.call_id for event in events if isinstance(event, ToolResultEvent))
+        else:
+            events = _user_events(message, shown)
+        for event in events:
             if isinstance(event, PromptEvent) or not turns:
                 turns.append([])
             turns[-1].append(event)
     return turns
 
 
-def conversation_events(conversation: Conversation) -> list[Event]:
+def conversation_events(conversation: Conversation, tools: ToolSet | None = None) -> list[Event]:
     """The conversation's events in journal order, turns flattened."""
-    return [event for turn in conversation_turns(conversation) for event in turn]
+    return [event for turn in conversation_turns(conversation, tools) for event in turn]
 
 
 def replay_window(turns: Sequence[Sequence[Event]], wanted: int, cap: int) -> ReplayWindow:
@@ -116,17 +181,67 @@ def _without_orphan_results(events: Sequence[Event]) -> list[Event]:
     ]
 
 
-def _event_of(role: Role, block: object) -> Event | None:
-    if isinstance(block, TextBlock):
-        text = block.text.strip()
-        if not text:
-            return None
-        return PromptEvent(text) if role is Role.USER else TextEvent(text)
-    if isinstance(block, ThinkingBlock):
-        # The signature stays behind: it is the provider's, not the reader's.
-        return ThinkingEvent(block.text) if block.text.strip() else None
-    if isinstance(block, ToolUseBlock):
-        return ToolCallEvent(block.id, block.name, call_arguments(block))
-    if isinstance(block, ToolResultBlock):
-        return ToolResultEvent(block.tool_use_id, block.content, block.is_error)
-    return None
+def _answers_the_prompt(
+    message: Message, following: Message | None, conversation: Conversation
+) -> bool:
+    # The fold keeps no stop reason, so the answer is told by position: a turn without calls
+    # that the model did not continue (as it does after pause_turn). For the last turn the
+    # terminal record says more: a cut-off or refused reply ends a run in error, and a paused
+    # one can run out of iterations. A conversation between turns reads as suspended.
+    if message.tool_uses:
+        return False
+    if following is not None:
+        return following.role is Role.USER
+    terminal = conversation.terminal
+    return terminal is None or terminal.reason in _ANSWERED
+
+
+def _model_turn_events(
+    message: Message, following: Message | None, final: bool, tools: ToolSet | None
+) -> list[Event]:
+    # The signature stays behind: it is the provider's, not the reader's, and the provider
+    # named beside it would mean nothing without it.
+    events: list[Event] = [
+        ThinkingEvent(block.text) for block in message.content if isinstance(block, ThinkingBlock)
+    ]
+    if message.text:
+        events.append(TextEvent(message.text, final=final))
+    results: dict[str, ToolResultBlock] = {}
+    if following is not None and following.role is Role.USER:
+        results = {
+            block.tool_use_id: block
+            for block in following.content
+            if isinstance(block, ToolResultBlock)
+        }
+    for call in message.tool_uses:
+        arguments = _live_arguments(call)
+        tool = tools.get(call.name) if tools is not None else None
+        events.append(ToolCallEvent(call.id, call.name, arguments, call_command(tool, arguments)))
+        answer = results.get(call.id)
+        if answer is not None:
+            events.append(_result_event(answer))
+    return events
+
+
+def _user_events(message: Message, shown: set[str]) -> list[Event]:
+    events: list[Event] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text.strip():
+            events.append(PromptEvent(block.text.strip()))
+        elif isinstance(block, ToolResultBlock) and block.tool_use_id not in shown:
+            events.append(_result_event(block))
+    return events
+
+
+def _result_event(block: ToolResultBlock) -> ToolResultEvent:
+    outcome = result_outcome(block)
+    return ToolResultEvent(block.tool_use_id, outcome.output, outcome.is_error, outcome.exec)
+
+
+def _live_arguments(call: ToolUseBlock) -> Mapping[str, Any]:
+    # Decoded as the loop decodes them, so numbers keep their literal form and input that is
+    # not an object shows as no arguments, as it did live.
+    try:
+        return parse_arguments(call.name, call.input)
+    except ArgumentsError:
+        return {}

@@ -320,7 +320,7 @@ class RunScreen(Screen[None]):
         events: list[Event] = []
         if conversation is not None:
             self.standing_approvals = set(conversation.standing_grants)
-            events = conversation_events(conversation)
+            events = conversation_events(conversation, self.bridge.tools)
         elif self.bridge.store is None:
             try:
                 events = await self.bridge.replay(session_id)

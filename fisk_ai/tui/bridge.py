@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
     from fisk_ai.agent.runner import RunResult
     from fisk_ai.sessions import Conversation, SessionStore
+    from fisk_ai.tools.toolset import ToolSet
 
 
 class EventArrived(Message):
@@ -62,6 +63,7 @@ class RunBridge:
         self._reporter = reporter
         self._conversation: AgentConversation | None = None
         self._store: SessionStore | None = None
+        self._tools: ToolSet | None = None
         self._post: Post | None = None
         self._pending: asyncio.Future[Answer] | None = None
         self._one_question = asyncio.Lock()
@@ -70,9 +72,21 @@ class RunBridge:
     def report_to(self, reporter: Reporter) -> None:
         self._reporter = reporter
 
-    def bind(self, conversation: AgentConversation, *, store: SessionStore | None = None) -> None:
+    def bind(
+        self,
+        conversation: AgentConversation,
+        *,
+        store: SessionStore | None = None,
+        tools: ToolSet | None = None,
+    ) -> None:
         self._conversation = conversation
         self._store = store
+        self._tools = tools
+
+    @property
+    def tools(self) -> ToolSet | None:
+        """The hosted agent's tools, to show stored calls as their command lines."""
+        return self._tools
 
     @property
     def store(self) -> SessionStore | None:

@@ -61,7 +61,7 @@ async def _host(options: RunOptions) -> int:
         options, events=bridge, prompter_for=prompter_for, warn=warnings.append, interactive=True
     ) as hosted:
         cfg, model, resume_flags = hosted.config, hosted.model, hosted.resume_flags
-        bridge.bind(hosted.conversation, store=hosted.store)
+        bridge.bind(hosted.conversation, store=hosted.store, tools=hosted.tools)
         confirm_tags = tuple(cfg.harness.confirm_tags)
         # The model of every provider fisk ships offers tool search.
         plan = plan_definitions(hosted.tools, supported=True, disabled=cfg.llm.no_tool_search)

@@ -129,7 +129,11 @@ def build_app(
     agent's store from the app, as for an agent another process runs."""
     bridge = RunBridge()
     agent = HostedAgent(tmp_path, provider, bridge, naming=naming)
-    bridge.bind(agent.conversation, store=None if remote else agent.store)
+    bridge.bind(
+        agent.conversation,
+        store=None if remote else agent.store,
+        tools=None if remote else agent.tools,
+    )
     setup = RunSetup(
         identity="ops-agent",
         model=SETTINGS.model,
