@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fisk_ai.agent.events import ToolCallEvent
-from fisk_ai.agent.replay import call_arguments
-from fisk_ai.lineui.lines import tool_call_line
-from fisk_ai.llm.types import (
-    Message,
-    Role,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+from fisk_ai.agent.events import (
+    PromptEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
 )
+from fisk_ai.agent.replay import conversation_events
+from fisk_ai.lineui.lines import thinking_lines, tool_call_line, tool_result_text
 from fisk_ai.sessions import Conversation, SessionSummary
 from fisk_ai.util.sanitize import single_line, strip_control
 
@@ -76,36 +74,22 @@ def summary(conversation: Conversation) -> str:
 
 
 def transcript(conversation: Conversation, *, thinking: bool) -> list[str]:
-    """The conversation as lines: ``> prompt``, narration, ``-> call``, ``<- [id] result``."""
-    messages = list(conversation.messages)
-    if conversation.pending_turn is not None:
-        messages.append(conversation.pending_turn)
+    """The conversation as lines: ``> prompt``, narration, ``-> call``, ``<- [id] result``, each
+    drawn as the live line surface draws it, from the events the run showed."""
     lines: list[str] = []
-    for message in messages:
-        lines += _message_lines(message, thinking=thinking)
-    if conversation.answered:
-        lines += _message_lines(Message(Role.USER, conversation.answered), thinking=thinking)
-    return lines
-
-
-def _message_lines(message: Message, *, thinking: bool) -> list[str]:
-    lines: list[str] = []
-    for block in message.content:
-        if isinstance(block, TextBlock):
-            text = strip_control(block.text).strip()
-            if not text:
-                continue
-            if message.role is Role.USER:
-                lines.append("> " + text.replace("\n", "\n  "))
-            else:
+    for event in conversation_events(conversation):
+        if isinstance(event, PromptEvent):
+            lines.append("> " + strip_control(event.text).strip().replace("\n", "\n  "))
+        elif isinstance(event, TextEvent):
+            text = strip_control(event.text).strip()
+            if text:
                 lines.append(text)
-        elif isinstance(block, ThinkingBlock):
-            if thinking and block.text.strip():
-                lines += ["[thinking]", strip_control(block.text).strip()]
-        elif isinstance(block, ToolUseBlock):
-            lines.append(tool_call_line(ToolCallEvent(block.id, block.name, call_arguments(block))))
-        elif isinstance(block, ToolResultBlock):
-            marker = " (error)" if block.is_error else ""
-            content = strip_control(block.content).rstrip()
-            lines.append(f"<- [{single_line(block.tool_use_id)}]{marker} {content}")
+        elif isinstance(event, ThinkingEvent):
+            if thinking:
+                lines += thinking_lines(event.text)
+        elif isinstance(event, ToolCallEvent):
+            lines.append(tool_call_line(event))
+        elif isinstance(event, ToolResultEvent):
+            result = tool_result_text(event).rstrip()
+            lines.append(f"<- [{single_line(event.call_id)}] {result}")
     return lines
