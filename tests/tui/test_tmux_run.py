@@ -31,6 +31,7 @@ DONE_CHANNEL = "fisk-run-done"
 class Pane:
     label: str
     environment: dict[str, str]
+    target: str = "run"
 
     def tmux(self, *arguments: str, timeout: float = 10) -> str:
         completed = subprocess.run(
@@ -45,11 +46,21 @@ class Pane:
         return completed.stdout
 
     def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "run")
+        return self.tmux("capture-pane", "-p", "-t", self.target)
 
     def state(self) -> str:
         shown = subprocess.run(
-            ["tmux", "-L", self.label, "show-options", "-w", "-v", "-t", "run", "@fisk_state"],
+            [
+                "tmux",
+                "-L",
+                self.label,
+                "show-options",
+                "-w",
+                "-v",
+                "-t",
+                self.target,
+                "@fisk_state",
+            ],
             env=self.environment,
             capture_output=True,
             text=True,
@@ -110,6 +121,18 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
             pane.tmux("send-keys", "-t", "run", "C-d")
             pane.tmux("wait-for", DONE_CHANNEL, timeout=DEADLINE)
             after = pane.screen()
+            session = after.split("resume with: fisk run --resume ", 1)[1].split()[0]
+
+            # Continuing it in another window reads the conversation back before the chat bar.
+            resumed = Pane(pane.label, environment, target="resumed")
+            pane.tmux(
+                "new-window", "-d", "-n", "resumed", "-t", "run", "-c", str(tmp_path),
+                f"{shlex.quote(str(FISK))} run --resume {shlex.quote(session)}; sleep 600",
+            )  # fmt: skip
+            resumed.wait_until(
+                lambda: "[awaiting input]" in resumed.screen(), "the resumed chat bar"
+            )
+            read_back = resumed.screen()
         finally:
             subprocess.run(
                 ["tmux", "-L", pane.label, "kill-server"],
@@ -122,4 +145,8 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
     assert "Run summary: session=" in after
     assert "resume with: fisk run --resume" in after
     assert "EXIT=0" in after
+    assert "> remove ORDERS" in read_back
+    assert "ORDERS is gone" in read_back
+    assert f'--- resuming "{session}" ---' in read_back
+    # The turn had been answered: resuming it asked the model nothing more.
     assert len(api.requests) == 2
