@@ -9,6 +9,10 @@ A message that cannot be read as a request (malformed, oversized, of another pro
 with the NATS service error headers and code 400. Anything refused after that is a negative ack
 followed by a terminal error carrying a code, since an ack on its own closes nothing.
 
+The engine is a channel of the Server (fisk_ai/serve/server.py): intake, refusals, the reply
+set, questions and the terminal message are here; running the turn is the Server's. The channel
+admits no more turns than it has slots, so a turn it acknowledged always finds one.
+
 No conversation is held between turns. Each turn runs in a fresh Runner over the journal named
 ``t-`` + sha256hex(identity + NUL + token), so any member of the queue group can take any turn.
 `fisk serve` gives the Runner interactive settings, which is what leaves a completed turn open
@@ -85,8 +89,8 @@ from fisk_ai.a2a.messages import (
     reply_to,
 )
 from fisk_ai.a2a.messages import Answer as LateAnswer
+from fisk_ai.a2a.messages import Budget as WireBudget
 from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
-from fisk_ai.a2a.tasks import RunningTasks
 from fisk_ai.a2a.transport import (
     Delivery,
     Subscription,
@@ -98,26 +102,24 @@ from fisk_ai.a2a.transport import (
 )
 from fisk_ai.agent.events import Event
 from fisk_ai.agent.hooks import Hooks
-from fisk_ai.agent.loop import AgentError, CurrentTools
+from fisk_ai.agent.loop import CurrentTools
 from fisk_ai.agent.loop import StopReason as RunStop
 from fisk_ai.agent.prompt import SystemPrompt
 from fisk_ai.agent.replay import conversation_turns, replay_window
-from fisk_ai.agent.runner import (
-    AgentSettings,
-    PromptDenied,
-    Runner,
-    RunResult,
-    SessionCompleted,
-)
+from fisk_ai.agent.runner import AgentSettings
 from fisk_ai.llm.types import Provider
-from fisk_ai.sessions.answer import answer_deferred
-from fisk_ai.sessions.errors import (
-    DeferredAnswerRefused,
-    JournalLocked,
-    ResumeRefused,
-    SessionError,
-    SessionNotFound,
+from fisk_ai.serve.server import (
+    Budget,
+    DeferredAnswer,
+    Outcome,
+    Refusal,
+    Resources,
+    Server,
+    Work,
+    WorkKind,
+    lowered,
 )
+from fisk_ai.sessions.errors import SessionError, SessionNotFound
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.store import SessionStore
 from fisk_ai.tools.builtin.hitl import ASK_HUMAN_CONFIRM, ASK_HUMAN_INPUT, ASK_HUMAN_SELECT
@@ -147,6 +149,7 @@ __all__ = [
     "REPLAY_START_PHASE",
     "SERVED",
     "ConversationNaming",
+    "PromptsChannel",
     "PromptsServer",
     "conversation_session_id",
     "new_conversation_token",
@@ -309,16 +312,24 @@ class _Question:
 
 
 class _Turn:
-    """One accepted prompt: its reply set, its stop gate and the questions it has out."""
+    """One accepted prompt: its reply set, its stop gate, the questions it has out, and the
+    tasks publishing its events while it runs."""
 
-    def __init__(self, request: _Turnable, replies: _ReplySet, stream: bool) -> None:
+    def __init__(
+        self, request: _Turnable, replies: _ReplySet, stream: bool, session_id: str
+    ) -> None:
         self.request = request
         self.replies = replies
         self.stream = stream
+        self.session_id = session_id
         self.suspend = asyncio.Event()
         self.questions: dict[str, _Question] = {}
         self.held = 0
         self.late_answer: _LateAnswerPrompter | None = None
+        self.events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.subscriptions: list[Subscription] = []
+        self.pump: asyncio.Task[None] | None = None
+        self.keepalive: asyncio.Task[None] | None = None
 
 
 class _LateAnswerPrompter:
@@ -399,8 +410,8 @@ class _ElicitPrompter:
     turn's elicit subject. Each elicit.waiting restarts the window; silence or a cancel gives
     the question up, which stops the run suspended."""
 
-    def __init__(self, server: PromptsServer, turn: _Turn, flush: Callable[[], Any]) -> None:
-        self._server = server
+    def __init__(self, channel: PromptsChannel, turn: _Turn, flush: Callable[[], Any]) -> None:
+        self._channel = channel
         self._turn = turn
         self._flush = flush
 
@@ -415,7 +426,7 @@ class _ElicitPrompter:
             raise QuestionInterrupted("the caller canceled the request")
         await self._flush()
         question_id = new_ksuid()
-        window = self._server.request_timeout
+        window = self._channel.request_timeout
         common: dict[str, Any] = {
             "question_id": question_id,
             "wait_ms": int(window.total_seconds() * 1000),
@@ -467,7 +478,7 @@ class _ElicitPrompter:
                     return pending.answered.result()
                 if stop in done:
                     raise QuestionInterrupted("the caller canceled the request")
-                if restart not in done or self._server.draining:
+                if restart not in done or self._channel.draining:
                     raise QuestionInterrupted("the caller did not answer the question in time")
         finally:
             stop.cancel()
@@ -496,12 +507,15 @@ def _answer_for(question: Question, reply: _ElicitReply) -> Answer:
     raise InvalidMessage(f"{reply.protocol} does not answer the question asked")
 
 
-class PromptsServer:
-    """Answers request.prompt for agent ``identity`` on a transport, ``workers`` at a time.
-
-    Each turn runs in a new Runner built from ``settings``, ``provider``, ``tools``, ``store``,
-    ``system`` and ``hooks``. With ``elicit`` the run's questions go to the caller, each held for
+class PromptsChannel:
+    """The a2a prompts channel of agent ``identity``: it takes request.prompt, request.resume
+    and request.answer on ``task.<identity>``, refuses what it cannot take, and hands the rest
+    to a Server as Work, at most ``workers`` at a time. request.read is answered here, since it
+    runs no model. With ``elicit`` the run's questions go to the caller, each held for
     ``request_timeout``; without it nobody is asked and gated calls are refused.
+
+    ``settings`` are the agent's, used to tell a caller the limit its budget leaves; ``tools``
+    and ``store`` are the ones the Server's runs use.
     """
 
     def __init__(
@@ -510,14 +524,11 @@ class PromptsServer:
         *,
         identity: str,
         settings: AgentSettings,
-        provider: Provider,
         tools: ToolSet | CurrentTools,
         store: SessionStore,
         workers: int,
         request_timeout: timedelta,
         elicit: bool = False,
-        system: SystemPrompt | None = None,
-        hooks: Hooks | None = None,
         keepalive_interval: timedelta = KEEPALIVE_INTERVAL,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         naming: ConversationNaming = SERVED,
@@ -527,22 +538,25 @@ class PromptsServer:
         self._transport = transport
         self._identity = Identity(name=identity)
         self._settings = settings
-        self._provider = provider
         self._tools = tools
         self._store = store
-        self._workers = workers
+        self.workers = workers
         self.request_timeout = request_timeout
         self._elicit = elicit
-        self._system = system
-        self._hooks = hooks
         self._keepalive_seconds = keepalive_interval.total_seconds()
         self._max_message_size = max_message_size
-        self._naming = naming
+        self.naming = naming
         self.draining = False
         self._busy = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
         self._in_flight: set[str] = set()
-        self._turns = RunningTasks()
+        self._admitted: asyncio.Queue[Work | None] = asyncio.Queue()
         self._subscription: Subscription | None = None
+
+    @property
+    def name(self) -> str:
+        return f"a2a prompts {self._identity.name}"
 
     @property
     def identity(self) -> str:
@@ -554,29 +568,38 @@ class PromptsServer:
 
     @property
     def turns_running(self) -> int:
+        """Turns acknowledged whose terminal message is not yet sent."""
         return self._busy
 
-    async def start(self) -> None:
+    async def open(self) -> None:
+        """Start taking requests."""
         self._subscription = await self._transport.subscribe(
             self.task_subject, self._on_task, queue=self._identity.name
         )
 
-    async def drain(self) -> None:
-        """Take no more prompts: leave the queue group and refuse what still arrives. Turns
-        already running carry on; a question out stops having its window restarted."""
-        self.draining = True
-        if self._subscription is not None:
-            await self._subscription.unsubscribe()
-            self._subscription = None
-
-    async def wait_idle(self) -> None:
-        """Return once no turn is running."""
-        await self._turns.wait_idle()
+    async def next(self) -> Work | None:
+        work = await self._admitted.get()
+        if work is None:
+            # Closed: every later call gets the same answer.
+            self._admitted.put_nowait(None)
+        return work
 
     async def close(self) -> None:
-        """Drain, then abandon the turns still running."""
-        await self.drain()
-        await self._turns.cancel_all()
+        """Take no more prompts: the shutdown gate closes first, so intake refuses rather than
+        acknowledging something nothing will run; then the queue group is left. Turns already
+        running carry on; a question out stops having its window restarted."""
+        if self.draining:
+            return
+        self.draining = True
+        if self._subscription is not None:
+            subscription, self._subscription = self._subscription, None
+            await subscription.unsubscribe()
+        self._admitted.put_nowait(None)
+
+    async def wait_idle(self) -> None:
+        """Return once every acknowledged turn has had its terminal message."""
+        while self._busy:
+            await self._idle.wait()
 
     async def _on_task(self, delivery: Delivery) -> None:
         if not delivery.reply:
@@ -612,18 +635,19 @@ class PromptsServer:
                 f"agent {self.identity} is draining and takes no new prompts; retry",
             )
             return
-        if self._busy >= self._workers:
+        # Admitted turns never outnumber the slots, so an admitted turn always finds one.
+        if self._busy >= self.workers:
             await replies.refuse(
                 ErrorCode.CAPACITY,
-                f"agent {self.identity} is answering {self._workers} prompts, its limit; retry, "
+                f"agent {self.identity} is answering {self.workers} prompts, its limit; retry, "
                 "and the next free member of its queue group takes it",
             )
             return
         token = request.conversation_token
         follow_up = token is not None
         if token is None:
-            token = self._naming.new_token()
-        session_id = self._naming.session_id(self.identity, token)
+            token = self.naming.new_token()
+        session_id = self.naming.session_id(self.identity, token)
         if session_id in self._in_flight:
             await replies.refuse(
                 ErrorCode.CONVERSATION_BUSY,
@@ -638,27 +662,27 @@ class PromptsServer:
             )
             return
 
+        deferred = False
         if isinstance(request, RequestAnswer):
             try:
-                refusal = await self._check_answer(request.answer, session_id)
+                refusal, deferred = await self._check_answer(request.answer, session_id)
             except SessionError as error:
                 refusal = (ErrorCode.FAILED, str(error))
             if refusal is not None:
                 await replies.refuse(*refusal)
                 return
 
-        turn = _Turn(request, replies, request.stream)
+        turn = _Turn(request, replies, request.stream, session_id)
         # Opened before the ack: a cancel arriving early waits, one arriving at nobody is lost.
-        subscriptions: list[Subscription] = []
         try:
-            subscriptions.append(
+            turn.subscriptions.append(
                 await self._transport.subscribe(
                     cancel_subject(self.identity, request.request),
                     lambda delivery: self._on_cancel(turn, delivery),
                 )
             )
             if self._elicit:
-                subscriptions.append(
+                turn.subscriptions.append(
                     await self._transport.subscribe(
                         elicit_subject(self.identity, request.request),
                         lambda delivery: self._on_elicit(turn, delivery),
@@ -666,27 +690,93 @@ class PromptsServer:
                 )
         except Exception:
             _log.exception("subscribing for request %s failed", request.request)
-            await _unsubscribe(subscriptions)
+            await _unsubscribe(turn.subscriptions)
             await replies.refuse(
                 ErrorCode.FAILED, f"agent {self.identity} could not open the turn's subjects"
             )
             return
 
-        settings = self._turn_settings(request)
-        self._busy += 1
-        self._in_flight.add(session_id)
+        budget = _budget(request.budget)
+        self._hold(session_id)
         if not await replies.reply(
-            Ack, accepted=True, conversation_token=token, max_tokens=settings.max_tokens
+            Ack,
+            accepted=True,
+            conversation_token=token,
+            max_tokens=lowered(self._settings, budget).max_tokens,
         ):
-            self._busy -= 1
-            self._in_flight.discard(session_id)
-            await _unsubscribe(subscriptions)
+            self._release(session_id)
+            await _unsubscribe(turn.subscriptions)
             return
-        # The handler returns at once so the subscription can take the next prompt.
-        self._turns.start(
-            self._run(turn, settings, session_id, follow_up, subscriptions),
-            name=f"a2a prompt {request.request}",
+        self._admitted.put_nowait(self._work(turn, follow_up, budget, deferred))
+
+    def _work(self, turn: _Turn, follow_up: bool, budget: Budget | None, deferred: bool) -> Work:
+        request = turn.request
+        prompter: Prompter | None = (
+            _ElicitPrompter(self, turn, turn.events.join) if self._elicit else None
         )
+        kind = WorkKind.RESUME
+        prompt = ""
+        answered: DeferredAnswer | None = None
+        if isinstance(request, RequestAnswer):
+            late = request.answer
+            turn.late_answer = _LateAnswerPrompter(late, prompter or NoOperator())
+            # A deferred call takes the answer as its result, so the resumed run does not ask.
+            turn.late_answer.spent = deferred
+            prompter = turn.late_answer
+            if deferred:
+                answered = DeferredAnswer(late.tool_use_id, _deferred_result(late))
+        elif isinstance(request, RequestPrompt):
+            kind = WorkKind.FOLLOW_UP if follow_up else WorkKind.START
+            prompt = _prompt_text(request)
+
+        async def done(outcome: Outcome) -> None:
+            await self._finish(turn, outcome)
+
+        return Work(
+            kind=kind,
+            session_id=turn.session_id,
+            done=done,
+            events=_Sink(turn.events),
+            prompt=prompt,
+            force=request.force,
+            budget=budget,
+            prompter=prompter,
+            suspend=turn.suspend,
+            run_context=lambda: self._begin(turn),
+            deferred_answer=answered,
+        )
+
+    def _hold(self, session_id: str) -> None:
+        self._busy += 1
+        self._idle.clear()
+        self._in_flight.add(session_id)
+
+    def _release(self, session_id: str) -> None:
+        self._busy -= 1
+        self._in_flight.discard(session_id)
+        if not self._busy:
+            self._idle.set()
+
+    def _begin(self, turn: _Turn) -> None:
+        """The turn's run is starting: its events go out, and quiet spells get keepalives."""
+        loop = asyncio.get_running_loop()
+        turn.pump = loop.create_task(self._publish_events(turn), name="a2a prompt events")
+        turn.keepalive = loop.create_task(self._keep_alive(turn), name="a2a prompt keepalive")
+
+    async def _finish(self, turn: _Turn, outcome: Outcome) -> None:
+        """The turn is over, whether it ran, crashed, or was given up: the events it emitted go
+        out, then its terminal message."""
+        turn.events.put_nowait(None)
+        if turn.pump is not None:
+            await turn.pump
+        if turn.keepalive is not None:
+            turn.keepalive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await turn.keepalive
+        await _unsubscribe(turn.subscriptions)
+        self._release(turn.session_id)
+        cls, fields = self._terminal(outcome)
+        await turn.replies.reply(cls, **fields)
 
     async def _read(self, request: RequestRead, replies: _ReplySet) -> None:
         """Replay the end of a stored conversation. A read runs no model and writes nothing, so
@@ -697,7 +787,7 @@ class PromptsServer:
                 f"agent {self.identity} is draining and takes no requests; retry",
             )
             return
-        session_id = self._naming.session_id(self.identity, request.conversation_token)
+        session_id = self.naming.session_id(self.identity, request.conversation_token)
         try:
             conversation = fold(await self._store.read(session_id))
         except SessionNotFound:
@@ -741,36 +831,37 @@ class PromptsServer:
 
     async def _check_answer(
         self, late: LateAnswer, session_id: str
-    ) -> tuple[ErrorCode, str] | None:
-        """Why a late answer cannot be taken, or None when it can."""
+    ) -> tuple[tuple[ErrorCode, str] | None, bool]:
+        """Why a late answer cannot be taken (None when it can), and whether it answers a
+        deferred call."""
         if late.value is not None and len(late.value.encode()) > MAX_ANSWER_BYTES:
             return (
                 ErrorCode.ANSWER_TOO_LARGE,
                 f"the answer's value is over {MAX_ANSWER_BYTES} bytes; shorten answer.value",
-            )
+            ), False
         conversation = fold(await self._store.read(session_id))
         call_id = late.tool_use_id
         if conversation.is_answered(call_id):
             return (
                 ErrorCode.ALREADY_ANSWERED,
                 f"call {call_id} was already answered; send a request.resume to continue",
-            )
+            ), False
         if any(deferred.tool_use_id == call_id for deferred in conversation.deferred):
-            return None
+            return None, True
         waiting = next((block for block in conversation.pending if block.id == call_id), None)
         if waiting is None:
             return (
                 ErrorCode.UNKNOWN_CALL,
                 f"the conversation is not waiting on call {call_id}; check answer.tool_use_id",
-            )
+            ), False
         expected = _HITL_TOOL_FOR_KIND.get(late.kind)
         if expected is not None and waiting.name != expected:
             return (
                 ErrorCode.REJECTED,
                 f"call {call_id} is to {waiting.name}, which a {late.kind} answer does not "
                 "answer; check answer.kind",
-            )
-        return None
+            ), False
+        return None, False
 
     async def _conversation_exists(self, session_id: str) -> bool:
         try:
@@ -779,145 +870,39 @@ class PromptsServer:
             return False
         return True
 
-    def _turn_settings(self, request: _Turnable) -> AgentSettings:
-        """The agent's settings, lowered by the caller's budget: a budget can only lower them."""
-        settings = self._settings
-        budget = request.budget
-        if budget is None:
-            return settings
-        if budget.max_tokens:
-            settings = dataclasses.replace(
-                settings, max_tokens=min(settings.max_tokens, budget.max_tokens)
-            )
-        if budget.max_iterations:
-            settings = dataclasses.replace(
-                settings, max_iterations=min(settings.max_iterations, budget.max_iterations)
-            )
-        return settings
-
-    async def _run(
-        self,
-        turn: _Turn,
-        settings: AgentSettings,
-        session_id: str,
-        follow_up: bool,
-        subscriptions: list[Subscription],
-    ) -> None:
-        events: asyncio.Queue[Event | None] = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-        pump = loop.create_task(self._publish_events(turn, events), name="a2a prompt events")
-        keepalive = loop.create_task(self._keep_alive(turn), name="a2a prompt keepalive")
-
-        async def flush() -> None:
-            # Events emitted before a question go out before it.
-            await events.join()
-
-        prompter: Prompter = _ElicitPrompter(self, turn, flush) if self._elicit else NoOperator()
-        if isinstance(turn.request, RequestAnswer):
-            turn.late_answer = _LateAnswerPrompter(turn.request.answer, prompter)
-            prompter = turn.late_answer
-        runner = Runner(
-            settings,
-            provider=self._provider,
-            tools=self._tools,
-            store=self._store,
-            events=_Sink(events),
-            prompter=prompter,
-            hooks=self._hooks,
-            suspend=turn.suspend,
-            system=self._system,
-        )
-        stopped = False
-        try:
-            terminal = await self._turn_outcome(runner, turn, session_id, follow_up)
-        except asyncio.CancelledError:
-            # close() abandons the run; its caller still gets a terminal message.
-            stopped = True
-            terminal = _error(
+    def _terminal(self, outcome: Outcome) -> tuple[type[Header], dict[str, Any]]:
+        """The message ending a turn's reply set."""
+        if outcome.abandoned:
+            return _error(
                 ErrorCode.FAILED,
                 f"agent {self.identity} stopped before the run finished; send the turn again",
                 stop_reason=StopReason.ERROR,
             )
-        finally:
-            with contextlib.suppress(Exception):
-                await runner.close()
-            events.put_nowait(None)
-            await pump
-            keepalive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keepalive
-            await _unsubscribe(subscriptions)
-            self._busy -= 1
-            self._in_flight.discard(session_id)
-        cls, fields = terminal
-        await turn.replies.reply(cls, **fields)
-        if stopped:
-            raise asyncio.CancelledError
-
-    async def _turn_outcome(
-        self, runner: Runner, turn: _Turn, session_id: str, follow_up: bool
-    ) -> tuple[type[Header], dict[str, Any]]:
-        request = turn.request
-        try:
-            if isinstance(request, RequestResume):
-                result = await runner.resume(session_id, force=request.force)
-            elif isinstance(request, RequestAnswer):
-                await self._answer_deferred(turn, request.answer, session_id)
-                result = await runner.resume(session_id, force=request.force)
-            elif not follow_up:
-                result = await runner.start(_prompt_text(request), session_id=session_id)
-            else:
-                conversation = fold(await self._store.read(session_id))
-                if conversation.deferred:
-                    return _error(
-                        ErrorCode.TURN_NOT_TAKEN,
-                        "the conversation is waiting on a deferred tool result; answer it "
-                        "before sending another turn",
-                    )
-                result = await runner.resume(session_id, force=request.force)
-                if result.stop_reason is RunStop.COMPLETED:
-                    result = await runner.follow_up(_prompt_text(request))
-        except DeferredAnswerRefused as error:
-            return _error(ErrorCode.ALREADY_ANSWERED, str(error))
-        except JournalLocked:
-            return _error(
-                ErrorCode.CONVERSATION_BUSY,
-                "another worker is running a turn of this conversation; wait for its terminal "
-                "message",
-            )
-        except ResumeRefused as error:
-            # The resume gate refuses before anything runs: the conversation is as it was.
-            return _error(ErrorCode.NOT_STARTED, str(error))
-        except PromptDenied as error:
-            return _error(ErrorCode.REJECTED, str(error))
-        except (SessionCompleted, SessionError) as error:
-            # Raised reading the journal, before the turn ran; a store failing mid-turn reaches
-            # here as the AgentError below.
-            return _error(ErrorCode.NOT_STARTED, str(error))
-        except AgentError as error:
-            return _error(ErrorCode.CRASHED, str(error), stop_reason=StopReason.ERROR)
-        except Exception:
-            _log.exception("the prompt of request %s crashed", turn.request.request)
+        if outcome.rejected:
+            return _error(ErrorCode.REJECTED, outcome.error)
+        match outcome.refusal:
+            case Refusal.TURN_NOT_TAKEN:
+                return _error(ErrorCode.TURN_NOT_TAKEN, outcome.error)
+            case Refusal.ALREADY_ANSWERED:
+                return _error(ErrorCode.ALREADY_ANSWERED, outcome.error)
+            case Refusal.BUSY:
+                return _error(
+                    ErrorCode.CONVERSATION_BUSY,
+                    "another worker is running a turn of this conversation; wait for its "
+                    "terminal message",
+                )
+            case Refusal.NOT_STARTED:
+                return _error(ErrorCode.NOT_STARTED, outcome.error)
+            case None:
+                pass
+        result = outcome.result
+        if outcome.crashed or result is None:
             return _error(
                 ErrorCode.CRASHED,
-                f"agent {self.identity} crashed running the prompt; its log has the details",
+                outcome.error
+                or f"agent {self.identity} crashed running the prompt; its log has the details",
                 stop_reason=StopReason.ERROR,
             )
-        return await self._terminal(result, session_id)
-
-    async def _answer_deferred(self, turn: _Turn, late: LateAnswer, session_id: str) -> None:
-        """Journal a late answer to a deferred call as its result; an answer to a call that is
-        not deferred is left for the resumed run to ask for."""
-        conversation = fold(await self._store.read(session_id))
-        if not any(deferred.tool_use_id == late.tool_use_id for deferred in conversation.deferred):
-            return
-        if turn.late_answer is not None:
-            turn.late_answer.spent = True
-        await answer_deferred(self._store, session_id, late.tool_use_id, _deferred_result(late))
-
-    async def _terminal(
-        self, result: RunResult, session_id: str
-    ) -> tuple[type[Header], dict[str, Any]]:
         usage = WireUsage.from_usage(
             result.usage,
             llm_calls=result.llm_calls,
@@ -942,7 +927,7 @@ class PromptsServer:
                     "usage": usage,
                 }
             case RunStop.SUSPENDED:
-                deferred = bool(fold(await self._store.read(session_id)).deferred)
+                deferred = bool(outcome.deferred)
                 return _error(
                     ErrorCode.DEFERRED if deferred else ErrorCode.SUSPENDED,
                     result.message or "the run was suspended; send another turn to continue",
@@ -961,7 +946,8 @@ class PromptsServer:
                     ErrorCode.FAILED, result.message, stop_reason=StopReason.ERROR, usage=usage
                 )
 
-    async def _publish_events(self, turn: _Turn, events: asyncio.Queue[Event | None]) -> None:
+    async def _publish_events(self, turn: _Turn) -> None:
+        events = turn.events
         while True:
             event = await events.get()
             try:
@@ -1045,6 +1031,109 @@ class PromptsServer:
             await self._transport.publish(inbox, data, headers=headers)
         except Exception:
             _log.exception("answering on %s failed", inbox)
+
+
+class PromptsServer:
+    """Answers request.prompt for agent ``identity`` on a transport, ``workers`` at a time: the
+    a2a prompts channel on a Server of its own.
+
+    Each turn runs in a new Runner built from ``settings``, ``provider``, ``tools``, ``store``,
+    ``system`` and ``hooks``. With ``elicit`` the run's questions go to the caller, each held for
+    ``request_timeout``; without it nobody is asked and gated calls are refused.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        identity: str,
+        settings: AgentSettings,
+        provider: Provider,
+        tools: ToolSet | CurrentTools,
+        store: SessionStore,
+        workers: int,
+        request_timeout: timedelta,
+        elicit: bool = False,
+        system: SystemPrompt | None = None,
+        hooks: Hooks | None = None,
+        keepalive_interval: timedelta = KEEPALIVE_INTERVAL,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        naming: ConversationNaming = SERVED,
+    ) -> None:
+        self.channel = PromptsChannel(
+            transport,
+            identity=identity,
+            settings=settings,
+            tools=tools,
+            store=store,
+            workers=workers,
+            request_timeout=request_timeout,
+            elicit=elicit,
+            keepalive_interval=keepalive_interval,
+            max_message_size=max_message_size,
+            naming=naming,
+        )
+        resources = Resources(settings, provider, tools, store, system=system, hooks=hooks)
+        self._server = Server(resources, [(self.channel, workers)])
+        self._serving: asyncio.Task[None] | None = None
+
+    @property
+    def identity(self) -> str:
+        return self.channel.identity
+
+    @property
+    def task_subject(self) -> str:
+        return self.channel.task_subject
+
+    @property
+    def turns_running(self) -> int:
+        return self.channel.turns_running
+
+    @property
+    def request_timeout(self) -> timedelta:
+        return self.channel.request_timeout
+
+    @property
+    def draining(self) -> bool:
+        return self.channel.draining
+
+    @property
+    def naming(self) -> ConversationNaming:
+        return self.channel.naming
+
+    @property
+    def serving(self) -> asyncio.Task[None] | None:
+        """The Server's work once started: it ends when the channel is drained and its turns
+        are over, raising the channel's fault if it had one."""
+        return self._serving
+
+    async def start(self) -> None:
+        await self.channel.open()
+        self._serving = asyncio.get_running_loop().create_task(
+            self._server.serve(), name=f"serve {self.channel.name}"
+        )
+
+    async def drain(self) -> None:
+        """Take no more prompts: leave the queue group and refuse what still arrives. Turns
+        already running carry on; a question out stops having its window restarted."""
+        await self._server.drain()
+
+    async def wait_idle(self) -> None:
+        """Return once no turn is running."""
+        await self.channel.wait_idle()
+
+    async def close(self) -> None:
+        """Drain, then abandon the turns still running; each caller gets a terminal message. A
+        fault is reported through ``serving``, not raised here."""
+        await self._server.stop()
+        if self._serving is not None:
+            await asyncio.gather(self._serving, return_exceptions=True)
+
+
+def _budget(budget: WireBudget | None) -> Budget | None:
+    if budget is None:
+        return None
+    return Budget(max_tokens=budget.max_tokens or 0, max_iterations=budget.max_iterations or 0)
 
 
 def _prompt_text(request: RequestPrompt) -> str:

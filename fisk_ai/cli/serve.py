@@ -231,6 +231,7 @@ async def _serve(
                     transport,
                     draining_line=CHANNEL_DRAINING_LINE if prompts is not None else DRAINING_LINE,
                     announce=announce,
+                    serving=prompts.serving if prompts is not None else None,
                 )
         finally:
             await transport.close()
@@ -295,10 +296,13 @@ async def serve_until_stopped(
     *,
     draining_line: str = DRAINING_LINE,
     announce: Callable[[], None] | None = None,
+    serving: asyncio.Future[None] | None = None,
 ) -> int:
     """Serve until the first interrupt or a fault, then drain; a second interrupt stops at
     once. A fault drains too and raises, so the process exits non-zero. ``announce`` runs once
-    the interrupts are handled, so whoever it tells can interrupt at once."""
+    the interrupts are handled, so whoever it tells can interrupt at once. ``serving`` is the
+    Server's work: ending with an error, it reports a channel's fault (the Server has drained
+    itself by then)."""
     import asyncio
     import signal
 
@@ -323,11 +327,13 @@ async def serve_until_stopped(
         waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(drain_asked.wait())}
         if transport.fault is not None:
             waits.add(transport.fault)
+        if serving is not None:
+            waits.add(serving)
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         fault = transport.fault
         failure = fault.result() if fault is not None and fault.done() else None
         for waiting in waits:
-            if waiting is not fault:
+            if waiting is not fault and waiting is not serving:
                 waiting.cancel()
         draining = asyncio.ensure_future(server.drain())
         stopping = asyncio.ensure_future(stop_asked.wait())
@@ -339,15 +345,27 @@ async def serve_until_stopped(
             await asyncio.wait({draining})
             return STOPPED_AT_ONCE
         stopping.cancel()
+        channel_failure = _failure_of(serving)
         if failure is not None:
             raise FiskError(
                 f"the a2a service for {server.identity} failed ({failure}) and was drained; "
                 "restart fisk serve once the NATS server is reachable"
             )
+        if channel_failure is not None:
+            raise FiskError(
+                f"a channel of {server.identity} failed ({channel_failure}) and was drained; "
+                "restart fisk serve once what it reported is fixed"
+            )
         return 0
     finally:
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signal_number)
+
+
+def _failure_of(serving: asyncio.Future[None] | None) -> BaseException | None:
+    if serving is None or not serving.done() or serving.cancelled():
+        return None
+    return serving.exception()
 
 
 def banner(

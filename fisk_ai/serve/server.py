@@ -1,0 +1,440 @@
+"""HOST. The Server: it owns the runs; its channels own getting work in and answers out.
+
+A channel is a name, ``next`` and ``close``, and nothing about a transport. What a channel can
+do is what it fills in on the Work it hands over: one that can put a question to a person gives
+a prompter, one that cannot leaves it None and the Server asks nobody.
+
+Each channel has its own pool of slots and its own puller. The puller takes work first and a slot
+second, so a slot is never parked on a channel with nothing to do. Every Work taken is reported
+exactly once through its ``done``, whether it ran to the end, crashed, was cancelled by a stop or
+never started because the server was stopping.
+
+``drain`` and ``stop`` are one shutdown at two moments. Both close every channel once, so no more
+work is taken; a drain lets the running work finish, a stop also cancels it. A channel whose
+``next`` raises has faulted: the server drains, and ``serve`` raises the error once the running
+work is over, so the command exits non-zero and a supervisor can restart it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import enum
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from fisk_ai.agent.events import EventSink
+from fisk_ai.agent.hooks import Hooks
+from fisk_ai.agent.loop import AgentError, CurrentTools
+from fisk_ai.agent.loop import StopReason as RunStop
+from fisk_ai.agent.prompt import SystemPrompt
+from fisk_ai.agent.runner import AgentSettings, PromptDenied, Runner, RunResult, SessionCompleted
+from fisk_ai.llm.types import Provider
+from fisk_ai.sessions.answer import answer_deferred
+from fisk_ai.sessions.errors import (
+    DeferredAnswerRefused,
+    JournalLocked,
+    ResumeRefused,
+    SessionError,
+)
+from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.store import SessionStore
+from fisk_ai.tools.questions import NoOperator, Prompter
+from fisk_ai.tools.toolset import ToolSet
+
+__all__ = [
+    "Budget",
+    "Channel",
+    "DeferredAnswer",
+    "Outcome",
+    "Refusal",
+    "Resources",
+    "Server",
+    "Work",
+    "WorkKind",
+    "lowered",
+]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What every run shares, built once when the server starts."""
+
+    settings: AgentSettings
+    provider: Provider
+    tools: ToolSet | CurrentTools
+    store: SessionStore
+    system: SystemPrompt | None = None
+    hooks: Hooks | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits the sender of a piece of work asks for; zero asks for nothing. They can only lower
+    the configured limits, since the sender is somebody the server does not control."""
+
+    max_tokens: int = 0
+    max_iterations: int = 0
+
+
+def lowered(settings: AgentSettings, budget: Budget | None) -> AgentSettings:
+    """``settings`` with ``budget`` applied. The tool timeout is left alone: both it and the
+    configured limits come from whoever started the server."""
+    if budget is None:
+        return settings
+    if budget.max_tokens > 0:
+        settings = dataclasses.replace(
+            settings, max_tokens=min(settings.max_tokens, budget.max_tokens)
+        )
+    if budget.max_iterations > 0:
+        settings = dataclasses.replace(
+            settings, max_iterations=min(settings.max_iterations, budget.max_iterations)
+        )
+    return settings
+
+
+class WorkKind(enum.Enum):
+    START = "start"
+    """A new conversation opened with ``prompt``."""
+    FOLLOW_UP = "follow_up"
+    """Another turn of a stored conversation: it is resumed first, then given ``prompt``."""
+    RESUME = "resume"
+    """A stored conversation carried on where it stopped, with no new prompt."""
+
+
+@dataclass(frozen=True)
+class DeferredAnswer:
+    """The result a person gave a deferred call after its run stopped. It is journaled before
+    the resume when the call is still deferred, and left alone otherwise."""
+
+    tool_use_id: str
+    result: str
+
+
+class Refusal(enum.Enum):
+    """Why a piece of work ended without running its turn."""
+
+    NOT_STARTED = "not_started"
+    """The conversation could not be opened as asked: completed, changed beyond the resume
+    gate, or its journal unreadable."""
+    ALREADY_ANSWERED = "already_answered"
+    """The deferred call the work answers was answered in the meantime."""
+    BUSY = "busy"
+    """Another worker holds the conversation's journal."""
+    TURN_NOT_TAKEN = "turn_not_taken"
+    """A follow-up arrived while the conversation waits on a deferred call."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a piece of work ended: the run's result when it ran to an end, or one of the
+    things a result cannot say.
+
+    ``rejected``: a prompt hook refused the prompt before anything was journaled.
+    ``abandoned``: the server stopped before the work finished, or before it started.
+    ``crashed``: the run failed unexpectedly; ``error`` is the one sentence to report, empty
+    when only the server's log has the details.
+    ``deferred``: the calls a suspended conversation now waits on an answer for.
+    """
+
+    result: RunResult | None = None
+    refusal: Refusal | None = None
+    rejected: bool = False
+    abandoned: bool = False
+    crashed: bool = False
+    error: str = ""
+    deferred: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Work:
+    """One turn a channel hands the server.
+
+    ``done`` is required and awaited exactly once, outside the run, so even a cancelled run
+    records what happened. ``run_context`` is called once, after a slot is acquired and
+    immediately before the run: the only signal the channel gets that its work started.
+    ``prompter`` None means nobody can be asked. Setting ``suspend`` parks the run at its next
+    boundary, ending it suspended.
+    """
+
+    kind: WorkKind
+    session_id: str
+    done: Callable[[Outcome], Awaitable[None]]
+    events: EventSink
+    prompt: str = ""
+    force: bool = False
+    budget: Budget | None = None
+    prompter: Prompter | None = None
+    suspend: asyncio.Event = field(default_factory=asyncio.Event)
+    run_context: Callable[[], None] | None = None
+    deferred_answer: DeferredAnswer | None = None
+
+
+class Channel(Protocol):
+    """Where work comes from."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def next(self) -> Work | None:
+        """The next piece of work, waiting for one; None once the channel is closed and has
+        nothing more to hand over."""
+        ...
+
+    async def close(self) -> None:
+        """Take no more work; ``next`` then hands over what it already took and returns None."""
+        ...
+
+
+class _TurnNotTaken(Exception):
+    """A follow-up reached a conversation that waits on a deferred call."""
+
+
+@dataclass(eq=False)
+class _Pool:
+    channel: Channel
+    slots: asyncio.Semaphore
+
+
+class Server:
+    """Runs the work of ``channels``, each given as (channel, slots): at most ``slots`` of a
+    channel's turns run at once, each in a fresh Runner over ``resources``."""
+
+    def __init__(self, resources: Resources, channels: Sequence[tuple[Channel, int]]) -> None:
+        for channel, slots in channels:
+            if slots < 1:
+                raise ValueError(f"channel {channel.name} needs at least one slot")
+        self._resources = resources
+        self._pools = [_Pool(channel, asyncio.Semaphore(slots)) for channel, slots in channels]
+        self._stopping = asyncio.Event()
+        self._closing: asyncio.Future[None] | None = None
+        self._cancellable: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._in_hand = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._fault: Exception | None = None
+        self._fault_drain: asyncio.Future[None] | None = None
+
+    @property
+    def running(self) -> int:
+        """Work taken from a channel and not yet reported done."""
+        return self._in_hand
+
+    async def serve(self) -> None:
+        """Take and run work until every channel is closed and its work is done. Raises the
+        error of a channel that faulted, after draining the server."""
+        loop = asyncio.get_running_loop()
+        pullers = [
+            loop.create_task(self._pull(pool), name=f"serve {pool.channel.name}")
+            for pool in self._pools
+        ]
+        try:
+            await asyncio.gather(*pullers)
+            await self.wait_idle()
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop_pullers(pullers))
+            raise
+        if self._fault is not None:
+            raise self._fault
+
+    async def drain(self) -> None:
+        """Close every channel; running work carries on to its end."""
+        await self._shut(cancel=False)
+
+    async def stop(self) -> None:
+        """Close every channel and cancel the running work; returns once each piece of work
+        taken has been reported done."""
+        await self._shut(cancel=True)
+
+    async def wait_idle(self) -> None:
+        """Return once no work taken is still waiting to be reported done."""
+        while self._in_hand:
+            await self._idle.wait()
+
+    async def _shut(self, *, cancel: bool) -> None:
+        if cancel:
+            self._stopping.set()
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close_channels())
+        # Shielded: a stop arriving part way must not cut a channel's close short.
+        await asyncio.shield(self._closing)
+        if cancel:
+            for task in list(self._cancellable):
+                task.cancel()
+            await self.wait_idle()
+
+    async def _close_channels(self) -> None:
+        for pool in self._pools:
+            try:
+                await pool.channel.close()
+            except Exception:
+                _log.exception("closing channel %s failed", pool.channel.name)
+
+    async def _stop_pullers(self, pullers: list[asyncio.Task[None]]) -> None:
+        await self.stop()
+        for puller in pullers:
+            puller.cancel()
+        await asyncio.gather(*pullers, return_exceptions=True)
+
+    async def _pull(self, pool: _Pool) -> None:
+        while True:
+            try:
+                work = await pool.channel.next()
+            except Exception as error:
+                _log.error("channel %s failed: %s", pool.channel.name, error)
+                if self._fault is None:
+                    self._fault = error
+                self._fault_drain = asyncio.ensure_future(self.drain())
+                return
+            if work is None:
+                return
+            self._take()
+            if not await self._acquire(pool.slots):
+                await self._report(work, Outcome(abandoned=True))
+                continue
+            task = asyncio.get_running_loop().create_task(
+                self._execute(work, pool.slots), name=f"serve {pool.channel.name} work"
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _acquire(self, slots: asyncio.Semaphore) -> bool:
+        """Wait for a slot; False when the server stopped first."""
+        if self._stopping.is_set():
+            return False
+        loop = asyncio.get_running_loop()
+        acquiring = loop.create_task(slots.acquire())
+        stopping = loop.create_task(self._stopping.wait())
+        await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not acquiring.done():
+            acquiring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await acquiring
+        acquired = acquiring.done() and not acquiring.cancelled()
+        if acquired and self._stopping.is_set():
+            slots.release()
+            return False
+        return acquired
+
+    async def _execute(self, work: Work, slots: asyncio.Semaphore) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        try:
+            if self._stopping.is_set():
+                outcome = Outcome(abandoned=True)
+            else:
+                self._cancellable.add(task)
+                try:
+                    outcome = await self._run(work)
+                finally:
+                    # From here on a stop cannot cut the report short.
+                    self._cancellable.discard(task)
+        finally:
+            slots.release()
+        await self._report(work, outcome)
+
+    async def _run(self, work: Work) -> Outcome:
+        resources = self._resources
+        runner = Runner(
+            lowered(resources.settings, work.budget),
+            provider=resources.provider,
+            tools=resources.tools,
+            store=resources.store,
+            events=work.events,
+            prompter=work.prompter if work.prompter is not None else NoOperator(),
+            hooks=resources.hooks,
+            suspend=work.suspend,
+            system=resources.system,
+        )
+        try:
+            if work.run_context is not None:
+                work.run_context()
+            result = await self._turn(runner, work)
+            deferred: tuple[str, ...] = ()
+            if result.stop_reason is RunStop.SUSPENDED:
+                deferred = await self._deferred_calls(work.session_id)
+            return Outcome(result=result, deferred=deferred)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return Outcome(abandoned=True)
+        except _TurnNotTaken:
+            return Outcome(
+                refusal=Refusal.TURN_NOT_TAKEN,
+                error="the conversation is waiting on a deferred tool result; answer it before "
+                "sending another turn",
+            )
+        except DeferredAnswerRefused as error:
+            return Outcome(refusal=Refusal.ALREADY_ANSWERED, error=str(error))
+        except JournalLocked as error:
+            return Outcome(refusal=Refusal.BUSY, error=str(error))
+        except ResumeRefused as error:
+            # The resume gate refuses before anything runs: the conversation is as it was.
+            return Outcome(refusal=Refusal.NOT_STARTED, error=str(error))
+        except PromptDenied as error:
+            return Outcome(rejected=True, error=str(error))
+        except (SessionCompleted, SessionError) as error:
+            # Raised reading the journal before the turn ran; a store failing mid-turn reaches
+            # the runner's barrier and arrives as the AgentError below.
+            return Outcome(refusal=Refusal.NOT_STARTED, error=str(error))
+        except AgentError as error:
+            return Outcome(crashed=True, error=str(error))
+        except Exception:
+            _log.exception("the turn of session %s crashed", work.session_id)
+            return Outcome(crashed=True)
+        finally:
+            with contextlib.suppress(Exception):
+                await runner.close()
+
+    async def _turn(self, runner: Runner, work: Work) -> RunResult:
+        store = self._resources.store
+        match work.kind:
+            case WorkKind.START:
+                return await runner.start(work.prompt, session_id=work.session_id)
+            case WorkKind.RESUME:
+                if work.deferred_answer is not None:
+                    await self._answer_deferred(work.session_id, work.deferred_answer)
+                return await runner.resume(work.session_id, force=work.force)
+            case WorkKind.FOLLOW_UP:
+                if fold(await store.read(work.session_id)).deferred:
+                    raise _TurnNotTaken
+                result = await runner.resume(work.session_id, force=work.force)
+                if result.stop_reason is RunStop.COMPLETED:
+                    result = await runner.follow_up(work.prompt)
+                return result
+
+    async def _deferred_calls(self, session_id: str) -> tuple[str, ...]:
+        try:
+            conversation = fold(await self._resources.store.read(session_id))
+        except Exception:
+            _log.exception("reading session %s after its turn failed", session_id)
+            return ()
+        return tuple(call.tool_use_id for call in conversation.deferred)
+
+    async def _answer_deferred(self, session_id: str, answer: DeferredAnswer) -> None:
+        store = self._resources.store
+        conversation = fold(await store.read(session_id))
+        if any(call.tool_use_id == answer.tool_use_id for call in conversation.deferred):
+            await answer_deferred(store, session_id, answer.tool_use_id, answer.result)
+
+    def _take(self) -> None:
+        self._in_hand += 1
+        self._idle.clear()
+
+    async def _report(self, work: Work, outcome: Outcome) -> None:
+        try:
+            await work.done(outcome)
+        except Exception:
+            _log.exception("reporting the outcome of session %s failed", work.session_id)
+        finally:
+            self._in_hand -= 1
+            if not self._in_hand:
+                self._idle.set()
