@@ -133,6 +133,7 @@ from fisk_ai.tools.questions import (
     Prompter,
     Question,
     QuestionInterrupted,
+    QuestionUnanswered,
     SelectQuestion,
 )
 from fisk_ai.tools.toolset import ToolSet
@@ -478,8 +479,10 @@ class _ElicitPrompter:
                     return pending.answered.result()
                 if stop in done:
                     raise QuestionInterrupted("the caller canceled the request")
-                if restart not in done or self._channel.draining:
-                    raise QuestionInterrupted("the caller did not answer the question in time")
+                if self._channel.draining:
+                    raise QuestionInterrupted("the agent is draining and stopped waiting")
+                if restart not in done:
+                    raise QuestionUnanswered("the caller did not answer the question in time")
         finally:
             stop.cancel()
 

@@ -58,6 +58,12 @@ class QuestionInterrupted(FiskError):
     the conversation is kept, and the same question is asked again when it continues."""
 
 
+class QuestionUnanswered(QuestionInterrupted):
+    """Nobody answered within the question's window (a remote caller went quiet). Still not an
+    answer: the confirm gate stops the run as for an interrupt, so the gated call is put again
+    on resume, while a question tool defers its call, to be answered whenever somebody can."""
+
+
 class Prompter(Protocol):
     def can_prompt(self) -> bool:
         """Whether a person could answer right now."""

@@ -48,6 +48,7 @@ from fisk_ai.llm.types import Role, ToolResultBlock
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.sessions.fold import fold
 from fisk_ai.tools.base import Deferral, ExecDeps, Outcome, Tool
+from fisk_ai.tools.builtin.hitl import ASK_HUMAN_CONFIRM, AskHumanConfirm
 from tests.a2a.test_prompts import CALLER, IDENTITY, SETTINGS, WAIT, exchange, prompt
 from tests.agent.conftest import FakeTool, toolset
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
@@ -329,6 +330,40 @@ async def test_an_answer_to_a_deferred_call_becomes_its_result_and_the_run_conti
     assert [(block.tool_use_id, block.content) for block in results] == [
         ("t1", '{"confirmed":true}')
     ]
+
+
+async def test_a_question_nobody_answers_in_time_defers_its_call_for_a_late_answer(
+    agent: StartAgent, caller: MemoryTransport
+) -> None:
+    started = await agent(
+        (AskHumanConfirm(),),
+        (calls(call("t1", ASK_HUMAN_CONFIRM, {"question": "purge it?"})), answer("purged")),
+        elicit=True,
+        request_timeout=timedelta(milliseconds=100),
+    )
+    ack, *_, ended = await exchange(caller, prompt("purge the stream"))
+    assert isinstance(ack, Ack) and ack.conversation_token
+    token = ack.conversation_token
+
+    result = await send_answer(
+        caller,
+        IDENTITY,
+        token,
+        late("t1", "confirm", "confirmed", confirmed=True),
+        request_timeout=WAIT,
+    )
+
+    assert isinstance(ended, TerminalError)
+    assert (ended.code, ended.stop_reason) == (ErrorCode.DEFERRED, StopReason.DEFERRED)
+    assert isinstance(result, TerminalResult) and result.text == "purged"
+    conversation = fold(await started.store.read(conversation_session_id(IDENTITY, token)))
+    results = [
+        (block.tool_use_id, block.content)
+        for message in conversation.messages
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    ]
+    assert results == [("t1", '{"confirmed":true}')]
 
 
 async def test_a_second_answer_to_the_same_call_is_refused_as_already_answered(

@@ -4,6 +4,8 @@ A question nobody can answer is not an error. With no prompter, or one that cann
 each tool returns its negative answer with a reason, so the model can carry on or stop rather
 than wait on a prompt nobody will see. An interrupted question is not an answer either: the
 prompter's QuestionInterrupted propagates, the run stops, and nothing is recorded for the call.
+A question nobody answered in its window (QuestionUnanswered) defers the call instead: the
+conversation waits on it, and an answer supplied later is its result.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.base import Deferral, ExecDeps, Kind, Outcome, Presentation, Tool
 from fisk_ai.tools.questions import (
     ConfirmQuestion,
     InputQuestion,
     Prompter,
+    QuestionUnanswered,
     SelectQuestion,
     option_text,
 )
@@ -114,7 +117,12 @@ class _AskHuman:
         question = shown_text(str(parsed.get("question", "")))
         if not question:
             return Outcome(f'tool "{self.name}" needs a question that is not empty', is_error=True)
-        return await self._ask(question, parsed, deps.prompter)
+        try:
+            return await self._ask(question, parsed, deps.prompter)
+        except QuestionUnanswered:
+            # The person may still answer, later and elsewhere: the call waits for them rather
+            # than being asked again, and their answer becomes its result.
+            return Outcome(deferral=Deferral(note=f"waiting for an answer to: {question}"))
 
     async def _ask(
         self, question: str, arguments: Mapping[str, Any], prompter: Prompter | None
