@@ -242,14 +242,15 @@ def _interrupts(
     stopping: set[asyncio.Task[None]] = set()
 
     async def stop() -> None:
+        # Said once the agent has the request, so "finishing the current step" is already true.
         await conversation.stop()
+        stderr_line(f"\n{SUSPEND_NOTICE}")
         prompter.interrupt()
 
     def interrupted() -> None:
         nonlocal presses
         presses += 1
         if presses == 1:
-            stderr_line(f"\n{SUSPEND_NOTICE}")
             task = loop.create_task(stop())
             stopping.add(task)
             task.add_done_callback(stopping.discard)
