@@ -39,6 +39,9 @@ from fisk_ai.agent.hooks import Deny, Hooks, Rewrite
 from fisk_ai.agent.replay import call_command
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import (
+    STOP_MAX_TOKENS,
+    STOP_PAUSE_TURN,
+    STOP_REFUSAL,
     Message,
     Provider,
     Request,
@@ -47,6 +50,7 @@ from fisk_ai.llm.types import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    answers_the_prompt,
 )
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.records import Assistant, Decision, Deferred, Payload, Record, ToolResult
@@ -85,9 +89,6 @@ __all__ = [
 
 CurrentTools = Callable[[], ToolSet]
 
-STOP_MAX_TOKENS = "max_tokens"
-STOP_PAUSE_TURN = "pause_turn"
-STOP_REFUSAL = "refusal"
 
 INTERRUPTED = (
     "the operator interrupted a question, which is not an answer; it is asked again when the "
@@ -359,8 +360,7 @@ class AgentLoop:
 
         self._events.emit(StatusEvent(iteration=iteration, phase="calling-llm", usage=usage))
         calls = message.tool_uses
-        final = not calls and response.stop_reason not in (STOP_PAUSE_TURN, STOP_MAX_TOKENS)
-        self._emit_prose(message, final=final and response.stop_reason != STOP_REFUSAL)
+        self._emit_prose(message, final=answers_the_prompt(message, response.stop_reason))
 
         if response.stop_reason == STOP_MAX_TOKENS:
             return TurnEnd(

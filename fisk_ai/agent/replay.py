@@ -34,9 +34,9 @@ from fisk_ai.llm.types import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    answers_the_prompt,
 )
 from fisk_ai.sessions.fold import Conversation
-from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.tools.base import ExecRecord, Outcome, ShowsCommand
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 
@@ -56,7 +56,6 @@ __all__ = [
 
 _ENVELOPE_KEYS = frozenset({"command", "exit_code", "output"})
 _ENVELOPE_FIELDS = _ENVELOPE_KEYS | {"truncated"}
-_ANSWERED = frozenset({TerminalReason.COMPLETED, TerminalReason.SUSPENDED})
 
 
 @dataclass(frozen=True)
@@ -126,10 +125,11 @@ def conversation_turns(
         messages.append(Message(Role.USER, conversation.answered))
     turns: list[list[Event]] = []
     shown: set[str] = set()
+    stop_reasons = iter(conversation.stop_reasons)
     for index, message in enumerate(messages):
         following = messages[index + 1] if index + 1 < len(messages) else None
         if message.role is Role.ASSISTANT:
-            final = _answers_the_prompt(message, following, conversation)
+            final = answers_the_prompt(message, next(stop_reasons, ""))
             events = _model_turn_events(message, following, final, tools)
             shown.update(event.call_id for event in events if isinstance(event, ToolResultEvent))
         else:
@@ -179,21 +179,6 @@ def _without_orphan_results(events: Sequence[Event]) -> list[Event]:
         for event in events
         if not (isinstance(event, ToolResultEvent) and event.call_id not in called)
     ]
-
-
-def _answers_the_prompt(
-    message: Message, following: Message | None, conversation: Conversation
-) -> bool:
-    # The fold keeps no stop reason, so the answer is told by position: a turn without calls
-    # that the model did not continue (as it does after pause_turn). For the last turn the
-    # terminal record says more: a cut-off or refused reply ends a run in error, and a paused
-    # one can run out of iterations. A conversation between turns reads as suspended.
-    if message.tool_uses:
-        return False
-    if following is not None:
-        return following.role is Role.USER
-    terminal = conversation.terminal
-    return terminal is None or terminal.reason in _ANSWERED
 
 
 def _model_turn_events(

@@ -150,6 +150,19 @@ class Request:
     call_timeout: timedelta | None = None
 
 
+STOP_MAX_TOKENS = "max_tokens"
+STOP_PAUSE_TURN = "pause_turn"
+STOP_REFUSAL = "refusal"
+# A turn that stopped for one of these has not answered: it was cut off, paused to be continued,
+# or refused.
+UNFINISHED_STOPS = frozenset({STOP_MAX_TOKENS, STOP_PAUSE_TURN, STOP_REFUSAL})
+
+
+def answers_the_prompt(message: Message, stop_reason: str) -> bool:
+    """Whether a model turn's text is its answer: no tool asked for, and not stopped short."""
+    return not message.tool_uses and stop_reason not in UNFINISHED_STOPS
+
+
 @dataclass(frozen=True)
 class Response:
     """A completed model turn. ``stop_reason`` is the provider's word, passed through as is."""

@@ -78,6 +78,9 @@ class Conversation:
     memory_revisions: Mapping[str, int]
     last_seq: int
     first_prompt: str
+    stop_reasons: tuple[str, ...] = ()
+    """The provider's stop reason for each model turn, in order: one per assistant message of
+    ``messages`` and ``pending_turn`` together."""
 
     @property
     def status(self) -> SessionStatus:
@@ -137,6 +140,7 @@ def fold(records: Sequence[Record]) -> Conversation:
     turn: _Turn | None = None
     usage = Usage()
     llm_calls = tool_calls = remote_tool_calls = 0
+    stop_reasons: list[str] = []
     last_iteration = 0
     terminal: Terminal | None = None
     standing_grants: set[str] = set()
@@ -167,6 +171,7 @@ def fold(records: Sequence[Record]) -> Conversation:
         if isinstance(payload, Assistant):
             commit()
             turn = _Turn(payload.message)
+            stop_reasons.append(payload.stop_reason)
             usage += Usage(
                 payload.in_tokens,
                 payload.out_tokens,
@@ -241,6 +246,7 @@ def fold(records: Sequence[Record]) -> Conversation:
         memory_revisions=memory_revisions,
         last_seq=last_seq,
         first_prompt=first_prompt,
+        stop_reasons=tuple(stop_reasons),
     )
 
 

@@ -132,6 +132,24 @@ async def test_a_reply_the_run_ended_in_error_is_not_replayed_as_the_answer(
     assert replayed == [TextEvent("I cannot help with that")] == live_blocks(sink)
 
 
+async def test_a_refusal_earlier_in_a_chat_is_not_replayed_as_an_answer(
+    store: FileSessionStore, sink: RecordingSink
+) -> None:
+    provider = ScriptedProvider(
+        [answer("I cannot help with that", stop_reason="refusal"), answer("here it is")]
+    )
+    chat = dataclasses.replace(SETTINGS, interactive=True)
+    async with make_runner(
+        provider=provider, tools=toolset(), store=store, events=sink, settings=chat
+    ) as runner:
+        result = await runner.start("go")
+        await runner.follow_up("try again")
+
+    replayed = replayed_blocks(await folded(store, result.session_id))
+    assert replayed == live_blocks(sink)
+    assert replayed == [TextEvent("I cannot help with that"), TextEvent("here it is", final=True)]
+
+
 def test_a_command_result_replays_its_output_and_exec_record() -> None:
     envelope = Outcome("3 streams\n", exec=ExecRecord("stream ls", 1, truncated=True))
     conversation = fold(journal(turn(1, "tu_1"), result("tu_1", envelope.model_content)))

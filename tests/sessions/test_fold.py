@@ -322,3 +322,14 @@ def test_an_unrecognized_optional_record_is_passed_over() -> None:
 
     assert [call.id for call in conversation.pending] == ["b"]
     assert conversation.last_seq == 4
+
+
+def test_each_model_turn_keeps_its_stop_reason_in_order() -> None:
+    records = journal(
+        replace(turn(1, "a"), stop_reason="tool_use"),
+        result("a"),
+        replace(turn(2), stop_reason="pause_turn"),
+        replace(turn(3), stop_reason="end_turn"),
+    )
+
+    assert fold(records).stop_reasons == ("tool_use", "pause_turn", "end_turn")
