@@ -79,7 +79,7 @@ class _TurnOptions(TypedDict):
 
 
 @dataclass
-class RecordingEvents:
+class _ReplayedEvents:
     """The loop events of a replay, without the statuses that bracket it."""
 
     events: list[Event] = field(default_factory=list)
@@ -129,10 +129,6 @@ class AgentConversation:
     def handle(self) -> str:
         """The conversation's token ("" before the first ack): what --resume takes."""
         return self._token or ""
-
-    @property
-    def running(self) -> bool:
-        return self._request is not None
 
     async def start(self, prompt: str) -> RunResult:
         """Open a new conversation with ``prompt``."""
@@ -188,7 +184,7 @@ class AgentConversation:
     async def read(self, handle: str, *, blocks: int = MAX_REPLAY_BLOCKS) -> list[Event]:
         """The last ``blocks`` blocks of conversation ``handle`` (whole turns), as loop events;
         reading runs nothing and leaves this conversation as it is."""
-        replayed = RecordingEvents()
+        replayed = _ReplayedEvents()
         terminal = await prompts_client.read(
             self._transport,
             self._identity,
