@@ -4,7 +4,8 @@ Each event is rebuilt as the agent loop built it the first time: per model turn 
 then the turn's text in one block (marked final when it answered the prompt), then each call
 followed by its result. A command's result gets back its exec record and plain output from the
 CommandResult envelope the journal holds. A call's argument vector is not journaled; it comes
-from the tool set when the caller passes one, since it depends on how the tool is configured.
+from the tool set when the caller passes one, since it depends on how the tool is configured,
+and otherwise from the command line its result records, when it ran one.
 
 The journal keeps more than a reader is shown: thinking signatures, the fingerprint, the caller,
 grants and the notes of deferred calls stay behind. Events are grouped by turn, a turn starting at
@@ -201,10 +202,15 @@ def _model_turn_events(
     for call in message.tool_uses:
         arguments = _live_arguments(call)
         tool = tools.get(call.name) if tools is not None else None
-        events.append(ToolCallEvent(call.id, call.name, arguments, call_command(tool, arguments)))
         answer = results.get(call.id)
-        if answer is not None:
-            events.append(_result_event(answer))
+        result = _result_event(answer) if answer is not None else None
+        command = call_command(tool, arguments)
+        if tool is None and result is not None and result.exec is not None:
+            # Without the tool set, the command line the call ran is still in its result.
+            command = tuple(result.exec.command.split())
+        events.append(ToolCallEvent(call.id, call.name, arguments, command))
+        if result is not None:
+            events.append(result)
     return events
 
 

@@ -176,6 +176,15 @@ def test_without_a_tool_set_a_call_carries_no_argument_vector() -> None:
     assert replayed.command == ()
 
 
+def test_without_a_tool_set_a_command_call_shows_the_line_its_result_records() -> None:
+    envelope = Outcome("gone\n", exec=ExecRecord("stream rm -- ORDERS", 0)).model_content
+    conversation = fold(journal(turn(1, "tu_1"), result("tu_1", envelope)))
+
+    [replayed] = [e for e in conversation_events(conversation) if isinstance(e, ToolCallEvent)]
+
+    assert replayed.display == "stream rm -- ORDERS"
+
+
 def test_each_result_follows_the_call_it_answers() -> None:
     conversation = fold(journal(turn(1, "a", "b"), result("a"), result("b")))
 
