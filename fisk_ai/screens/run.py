@@ -42,7 +42,8 @@ from fisk_ai.tui.transcript import PROMPT_PREFIX, Transcript, plural
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
-CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Alt-Enter for a newline, /help for commands"
+# tmux and most terminals send Alt-Enter as a plain Enter; Ctrl-J reaches the app everywhere.
+CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Ctrl-J a newline, /help for commands"
 CONTEXT_CLEARED = "--- context cleared ---"
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
