@@ -333,7 +333,8 @@ def test_session_show_transcript_prints_the_calls(plain_run: AgentRun) -> None:
     assert shown.returncode == 0, shown.stderr
     transcript = shown.stdout.split("--- transcript ---\n", 1)[1].splitlines()
     assert transcript[0] == f"> {PROMPT}"
-    assert '-> show {"what":"env"}' in transcript
+    # Drawn as the live run drew them: the command line a call ran, the name of one refused.
+    assert "-> show -- env" in transcript
     assert "-> purge" in transcript
     assert any(line.startswith("<- [tu_show] ") for line in transcript)
     assert transcript[-1] == ANSWER.splitlines()[-1]
