@@ -113,6 +113,7 @@ class FakeMessagesAPI:
         self._log: IO[str] | None = None
         self.requests: list[Any] = []
         self.headers: list[dict[str, str]] = []
+        self._holds: dict[int, threading.Event] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll keeps stop() quick: shutdown waits for the serving loop's next look.
@@ -132,6 +133,14 @@ class FakeMessagesAPI:
         """Queue more turns after whatever is still unanswered."""
         with self._lock:
             self._turns.extend(turns)
+
+    def hold(self, request_number: int) -> threading.Event:
+        """Keep the answer to request ``request_number`` (counting from 1) until the returned
+        event is set; the request is logged in ``requests`` as soon as it arrives."""
+        release = threading.Event()
+        with self._lock:
+            self._holds[request_number] = release
+        return release
 
     def log_to(self, path: Path) -> None:
         self._log = path.open("a", encoding="utf-8")
@@ -182,6 +191,9 @@ class FakeMessagesAPI:
                 return 400, _error_body(error(400, ran_out)), number
             turn = self._turns[self._served]
             self._served += 1
+            held = self._holds.get(number)
+        if held is not None:
+            held.wait()
         if "status" in turn:
             return int(turn["status"]), _error_body(turn), number
         model = body.get("model", "") if isinstance(body, dict) else ""

@@ -96,6 +96,8 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
         reply(text("ORDERS is gone")),
     ]
     with FakeMessagesAPI(turns) as api:
+        # The answer after the approval waits, so the pane can be seen working on it.
+        second_reply = api.hold(2)
         environment = {**fisk_environment(tmp_path, api), **tmux_environment}
         command = (
             f"{shlex.quote(str(FISK))} run remove ORDERS; echo EXIT=$?; "
@@ -112,6 +114,9 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
             assert '"stream rm" carries tag "ai:confirm"' in pane.screen()
 
             pane.tmux("send-keys", "-t", "run", "Right", "Enter")
+            pane.wait_until(lambda: len(api.requests) == 2, "the model asked again")
+            pane.wait_until(lambda: pane.state() == "working", "@fisk_state working")
+            second_reply.set()
             pane.wait_until(lambda: "[awaiting input]" in pane.screen(), "the chat bar")
             screen = pane.screen()
             assert "-> stream rm -- ORDERS" in screen
@@ -134,6 +139,7 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
             )
             read_back = resumed.screen()
         finally:
+            second_reply.set()
             subprocess.run(
                 ["tmux", "-L", pane.label, "kill-server"],
                 env=environment,
