@@ -75,13 +75,10 @@ class HostedRun:
     reporter: Reporter
     conversation: AgentConversation
     store: SessionStore | None
+    model: str
+    """The model the summary names: "" for a remote agent, whose model is its own business."""
     resume_flags: str = ""
     """The flags that reach the agent again, for the resume hint (client mode only)."""
-
-    @property
-    def model(self) -> str:
-        """The model the summary names; a remote agent's is its own business."""
-        return "" if self.resume_flags else self.config.llm.model
 
 
 @contextlib.asynccontextmanager
@@ -120,7 +117,9 @@ async def hosted_run(
                 # Said here in the store's words rather than as an unknown conversation token.
                 await agent.store.read(options.resume)
             conversation = agent.endpoint.conversation(events=events, prompter=prompter)
-            yield HostedRun(cfg, agent.tools, reporter, conversation, agent.store)
+            yield HostedRun(
+                cfg, agent.tools, reporter, conversation, agent.store, model=cfg.llm.model
+            )
     finally:
         await reporter.aclose()
 
@@ -152,7 +151,9 @@ async def _remote_run(
         ) as endpoint:
             conversation = endpoint.conversation(events=events, prompter=prompter_for(reporter))
             flags = f"--nats-context {options.nats_context} --identity {identity}"
-            yield HostedRun(cfg, ToolSet(), reporter, conversation, None, resume_flags=flags)
+            yield HostedRun(
+                cfg, ToolSet(), reporter, conversation, None, model="", resume_flags=flags
+            )
     finally:
         await reporter.aclose()
 
