@@ -30,7 +30,6 @@ from fisk_ai.a2a.messages import (
     UnknownEvent,
     WireUsage,
 )
-from fisk_ai.a2a.prompts_server import MAX_REPLAY_BLOCKS
 from fisk_ai.agent.events import Event, EventSink, StatusEvent
 from fisk_ai.agent.loop import StopReason as RunStop
 from fisk_ai.agent.runner import RunResult
@@ -181,7 +180,9 @@ class AgentConversation:
                 sender=self._sender,
             )
 
-    async def read(self, handle: str, *, blocks: int = MAX_REPLAY_BLOCKS) -> list[Event]:
+    async def read(
+        self, handle: str, *, blocks: int = prompts_client.MAX_REPLAY_BLOCKS
+    ) -> list[Event]:
         """The last ``blocks`` blocks of conversation ``handle`` (whole turns), as loop events;
         reading runs nothing and leaves this conversation as it is."""
         replayed = _ReplayedEvents()

@@ -83,6 +83,7 @@ from fisk_ai.util.ids import new_ksuid
 
 __all__ = [
     "KEEPALIVE_INTERVAL",
+    "MAX_REPLAY_BLOCKS",
     "ElicitRequest",
     "EventCallback",
     "answer",
@@ -95,6 +96,9 @@ __all__ = [
 
 KEEPALIVE_INTERVAL = timedelta(seconds=10)
 """How often a serving agent sends a status while a run is quiet; the idle limit's unit."""
+
+MAX_REPLAY_BLOCKS = 200
+"""The most blocks a request.read is answered with, whatever it asks for."""
 
 ElicitRequest = (
     ElicitRequestApprove | ElicitRequestConfirm | ElicitRequestSelect | ElicitRequestInput

@@ -90,7 +90,7 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.messages import Budget as WireBudget
-from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
+from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL, MAX_REPLAY_BLOCKS
 from fisk_ai.a2a.transport import (
     Delivery,
     Subscription,
@@ -159,7 +159,6 @@ __all__ = [
 KEEPALIVE_PHASE = "working"
 REPLAY_START_PHASE = "replay_start"
 REPLAY_END_PHASE = "replay_end"
-MAX_REPLAY_BLOCKS = 200
 MAX_ANSWER_BYTES = 4096
 NOT_FOUND = 404
 

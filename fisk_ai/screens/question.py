@@ -13,10 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from fisk_ai.tools.builtin.hitl import QUESTION_LIMIT
 from fisk_ai.tools.questions import ConfirmQuestion, InputQuestion, SelectQuestion
 from fisk_ai.util.sanitize import single_line
-
-QUESTION_LIMIT = 500
 
 QUESTION_CSS = """
 {name} {{ align: center middle; }}
@@ -29,6 +28,11 @@ QUESTION_CSS = """
 {name} OptionList {{ height: auto; max-height: 12; margin-top: 1; }}
 {name} Input {{ margin-top: 1; }}
 """
+
+
+def question_text(question: str) -> Static:
+    """The model's question, one line, capped, shown as typed."""
+    return Static(single_line(question, QUESTION_LIMIT), markup=False, id="question-text")
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -45,11 +49,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(
-                single_line(self.question.question, QUESTION_LIMIT),
-                markup=False,
-                id="question-text",
-            )
+            yield question_text(self.question.question)
             with Horizontal():
                 yield Button("No", id="confirm-no")
                 yield Button("Yes", id="confirm-yes")
@@ -77,11 +77,7 @@ class SelectScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(
-                single_line(self.question.question, QUESTION_LIMIT),
-                markup=False,
-                id="question-text",
-            )
+            yield question_text(self.question.question)
             yield OptionList(
                 *(
                     Option(Content(single_line(option, QUESTION_LIMIT)))
@@ -111,11 +107,7 @@ class InputScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(
-                single_line(self.question.question, QUESTION_LIMIT),
-                markup=False,
-                id="question-text",
-            )
+            yield question_text(self.question.question)
             yield Input(value=single_line(self.question.default, QUESTION_LIMIT), id="answer")
 
     def on_mount(self) -> None:

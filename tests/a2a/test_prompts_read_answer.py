@@ -6,15 +6,12 @@ the upstream schemas (ours when those are not beside the checkout) as it arrives
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.messages import (
     Ack,
     ErrorCode,
@@ -41,70 +38,21 @@ from fisk_ai.a2a.prompts_server import (
     MAX_REPLAY_BLOCKS,
     REPLAY_END_PHASE,
     REPLAY_START_PHASE,
-    PromptsServer,
     conversation_session_id,
 )
 from fisk_ai.llm.types import Role, ToolResultBlock
-from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.sessions.fold import fold
-from fisk_ai.tools.base import Deferral, ExecDeps, Outcome, Tool
+from fisk_ai.tools.base import Deferral, ExecDeps, Outcome
 from fisk_ai.tools.builtin.hitl import ASK_HUMAN_CONFIRM, AskHumanConfirm
-from tests.a2a.test_prompts import CALLER, IDENTITY, SETTINGS, WAIT, exchange, prompt
-from tests.agent.conftest import FakeTool, toolset
-from tests.fakes.provider import ScriptedProvider, answer, call, calls
+from tests.a2a import test_prompts as engine
+from tests.a2a.test_prompts import CALLER, IDENTITY, WAIT, Agent, StartAgent, exchange, prompt
+from tests.agent.conftest import FakeTool
+from tests.fakes.provider import answer, call, calls
 
-
-@dataclass
-class Agent:
-    server: PromptsServer
-    store: FileSessionStore
-
-
-StartAgent = Callable[..., Awaitable[Agent]]
-
-
-@pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
-    yield broker
-    await broker.close()
-
-
-@pytest.fixture
-def caller(broker: MemoryBroker) -> MemoryTransport:
-    return broker.connect()
-
-
-@pytest.fixture
-async def agent(broker: MemoryBroker, tmp_path: Path) -> AsyncIterator[StartAgent]:
-    started: list[PromptsServer] = []
-
-    async def start(
-        tools: tuple[Tool, ...] = (),
-        replies: tuple[Any, ...] = (),
-        *,
-        elicit: bool = False,
-        request_timeout: timedelta = WAIT,
-    ) -> Agent:
-        store = FileSessionStore(tmp_path / "runs")
-        server = PromptsServer(
-            broker.connect(),
-            identity=IDENTITY,
-            settings=SETTINGS,
-            provider=ScriptedProvider(replies),
-            tools=toolset(*tools),
-            store=store,
-            workers=2,
-            request_timeout=request_timeout,
-            elicit=elicit,
-        )
-        await server.start()
-        started.append(server)
-        return Agent(server, store)
-
-    yield start
-    for server in started:
-        await server.close()
+# The engine tests' fixtures, shared by name.
+broker = engine.broker
+caller = engine.caller
+agent = engine.agent
 
 
 async def converse(caller: MemoryTransport, *texts: str) -> str:

@@ -12,6 +12,7 @@ import asyncio
 import shutil
 import signal
 import subprocess
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -145,7 +146,13 @@ def resume(home: Path, session: str, env: dict[str, str]) -> subprocess.Complete
     )
 
 
-async def kill_mid_tool_then_resume(home: Path) -> Interrupted:
+# Stops the run while its tool runs; returns how the run ended and the session to resume.
+Stop = Callable[
+    [Path, asyncio.subprocess.Process, int], Awaitable[tuple[subprocess.CompletedProcess[str], str]]
+]
+
+
+async def stop_mid_tool_then_resume(home: Path, stop: Stop) -> Interrupted:
     app, fifo = drain_application(home)
     config = write_config(home, application=app)
     tool_pid = 0
@@ -154,11 +161,8 @@ async def kill_mid_tool_then_resume(home: Path) -> Interrupted:
         process = await start_run(home, config, env)
         try:
             tool_pid = await running_tool_pid(process, fifo)
-            process.kill()
-            first = await finished(process)
-            (journal,) = (home / "sessions").glob("*.json")
-            # The orphaned first run of the command is still blocked while the resume runs.
-            resumed = resume(home, journal.stem, env)
+            first, session = await stop(home, process, tool_pid)
+            resumed = resume(home, session, env)
         finally:
             if process.returncode is None:
                 process.kill()
@@ -168,37 +172,34 @@ async def kill_mid_tool_then_resume(home: Path) -> Interrupted:
     return Interrupted(first, resumed, list(api.requests), runs_of(home / "runs"))
 
 
-async def interrupt_mid_tool_then_resume(home: Path) -> Interrupted:
-    app, fifo = drain_application(home)
-    config = write_config(home, application=app)
-    tool_pid = 0
-    with FakeMessagesAPI(DRAIN_TURNS) as api:
-        env = fisk_environment(home, api)
-        process = await start_run(home, config, env)
-        try:
-            tool_pid = await running_tool_pid(process, fifo)
-            process.send_signal(signal.SIGINT)
-            so_far = await read_stderr_until(process, SUSPEND_NOTICE)
-            release(tool_pid)
-            first = await finished(process, so_far)
-            resumed = resume(home, session_id_of(first.stderr), env)
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            if tool_pid:
-                kill_quietly(tool_pid)
-    return Interrupted(first, resumed, list(api.requests), runs_of(home / "runs"))
+async def kill(
+    home: Path, process: asyncio.subprocess.Process, tool_pid: int
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    process.kill()
+    first = await finished(process)
+    (journal,) = (home / "sessions").glob("*.json")
+    # The orphaned first run of the command is still blocked while the resume runs.
+    return first, journal.stem
+
+
+async def interrupt(
+    home: Path, process: asyncio.subprocess.Process, tool_pid: int
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    process.send_signal(signal.SIGINT)
+    so_far = await read_stderr_until(process, SUSPEND_NOTICE)
+    release(tool_pid)
+    first = await finished(process, so_far)
+    return first, session_id_of(first.stderr)
 
 
 @pytest.fixture(scope="module")
 def crashed(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
-    return asyncio.run(kill_mid_tool_then_resume(tmp_path_factory.mktemp("crash")))
+    return asyncio.run(stop_mid_tool_then_resume(tmp_path_factory.mktemp("crash"), kill))
 
 
 @pytest.fixture(scope="module")
 def suspended(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
-    return asyncio.run(interrupt_mid_tool_then_resume(tmp_path_factory.mktemp("suspend")))
+    return asyncio.run(stop_mid_tool_then_resume(tmp_path_factory.mktemp("suspend"), interrupt))
 
 
 # kill -9 while a tool runs.
