@@ -25,6 +25,7 @@ import signal
 import sys
 import tempfile
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -202,6 +203,7 @@ class EmbeddedBroker:
             # a run that is still draining.
             env={},
             process_group=0,
+            preexec_fn=_stop_with_this_process(),
         )
         assert process.stderr is not None
         ready = asyncio.get_running_loop().create_future()
@@ -294,6 +296,30 @@ class EmbeddedBroker:
         finally:
             if private_dir is not None:
                 shutil.rmtree(private_dir, ignore_errors=True)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_this_process() -> Callable[[], None] | None:
+    """On Linux, what the server's process runs before it becomes the server: it asks the
+    kernel for SIGTERM when this process dies, so a run killed outright (kill -9, a crash) does
+    not leave its broker running. Elsewhere nothing, and such a broker outlives the run."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def arrange() -> None:
+        # Runs in the forked child, where only this may happen: no imports, no logging.
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:
+            # The parent died before the request took; the signal will never come.
+            os._exit(1)
+
+    return arrange
 
 
 async def _terminate(process: asyncio.subprocess.Process) -> None:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
+import signal
 import stat
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -144,6 +147,42 @@ async def test_an_error_inside_the_block_still_stops_the_server() -> None:
             raise KeyError("boom")
     assert _process_is_gone(pid)
     assert not private_dir.exists()
+
+
+# Starts a broker, says its pid, then waits to be killed.
+HOLDING_A_BROKER = """
+import asyncio, sys
+from fisk_ai.broker.server import EmbeddedBroker
+
+async def main():
+    async with EmbeddedBroker() as broker:
+        print(broker.pid, flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waiting on a pid needs pidfd_open")
+def test_a_process_killed_outright_takes_its_broker_with_it() -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_A_BROKER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        broker_pid = int(holder.stdout.readline())
+        broker_exit = os.pidfd_open(broker_pid)
+    finally:
+        holder.kill()
+        holder.wait()
+    # The pidfd becomes readable when the process exits; nothing else can wake the poll.
+    waiting = select.poll()
+    waiting.register(broker_exit, select.POLLIN)
+    exited = bool(waiting.poll(10_000))
+    if not exited:
+        os.kill(broker_pid, signal.SIGKILL)
+    os.close(broker_exit)
+    assert exited, f"the broker {broker_pid} outlived the process that ran it"
 
 
 async def test_two_brokers_at_once_listen_on_different_ports() -> None:
