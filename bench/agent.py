@@ -42,7 +42,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from fisk_ai.agent.events import Event  # noqa: E402
-from fisk_ai.agent.runner import AgentSettings, Runner  # noqa: E402
+from fisk_ai.agent.runner import Runner  # noqa: E402
+from fisk_ai.agent.settings import AgentSettings  # noqa: E402
 from fisk_ai.llm.types import (  # noqa: E402
     Capabilities,
     Message,

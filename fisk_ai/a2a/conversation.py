@@ -12,7 +12,7 @@ hosted run the token is the session id itself (see ``prompts_server.LOCAL``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, TypedDict
 
@@ -21,18 +21,15 @@ from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
 from fisk_ai.a2a.events import event_from_message
 from fisk_ai.a2a.messages import (
     Ack,
-    ErrorCode,
     EventMessage,
     Identity,
-    StopReason,
     TerminalError,
     TerminalResult,
     UnknownEvent,
-    WireUsage,
 )
+from fisk_ai.a2a.outcome import totals_of
 from fisk_ai.agent.events import Event, EventSink, StatusEvent
-from fisk_ai.agent.loop import StopReason as RunStop
-from fisk_ai.agent.runner import RunResult
+from fisk_ai.agent.outcome import Crashed, NotRun, RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.util.ids import new_ksuid
 
@@ -41,33 +38,6 @@ if TYPE_CHECKING:
     from fisk_ai.tools.questions import Prompter
 
 __all__ = ["AgentConversation", "TurnFailed"]
-
-_RESULT_STOPS: dict[str, RunStop] = {
-    StopReason.END_TURN: RunStop.COMPLETED,
-    StopReason.MAX_ITERATIONS: RunStop.MAX_ITERATIONS,
-    StopReason.REFUSAL: RunStop.REFUSAL,
-}
-_ERROR_STOPS: dict[str, RunStop] = {
-    StopReason.SUSPENDED: RunStop.SUSPENDED,
-    StopReason.DEFERRED: RunStop.SUSPENDED,
-    StopReason.BUDGET_EXHAUSTED: RunStop.BUDGET,
-}
-# The turn was refused, or did not run to an end of its own: there is no result to show.
-_NOT_RUN = {
-    ErrorCode.CAPACITY,
-    ErrorCode.DRAINING,
-    ErrorCode.CONVERSATION_BUSY,
-    ErrorCode.UNKNOWN_CONVERSATION,
-    ErrorCode.TURN_NOT_TAKEN,
-    ErrorCode.REJECTED,
-    ErrorCode.ALREADY_ANSWERED,
-    ErrorCode.UNKNOWN_CALL,
-    ErrorCode.ANSWER_TOO_LARGE,
-    ErrorCode.DUPLICATE_REQUEST,
-    ErrorCode.NOT_STARTED,
-    ErrorCode.CRASHED,
-}
-
 
 class _TurnOptions(TypedDict):
     request_timeout: timedelta
@@ -91,6 +61,10 @@ class _ReplayedEvents:
 class TurnFailed(FiskError):
     """The agent refused the turn (busy, draining, no such conversation, the resume gate, ...)
     or it crashed running it; the message is the agent's sentence."""
+
+    def __init__(self, message: str, outcome: NotRun | Crashed | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 class AgentConversation:
@@ -239,21 +213,8 @@ class AgentConversation:
         return self._token
 
     def _result(self, terminal: TerminalResult | TerminalError) -> RunResult:
-        if isinstance(terminal, TerminalError) and terminal.code in _NOT_RUN:
-            raise TurnFailed(terminal.error)
-        wire = terminal.usage or WireUsage()
-        totals = RunResult(
-            RunStop.ERROR,
-            self.handle,
-            usage=wire.to_usage(),
-            llm_calls=wire.llm_calls,
-            tool_calls=wire.tool_calls,
-            remote_tool_calls=wire.remote_tool_calls,
-        )
-        if isinstance(terminal, TerminalResult):
-            stop = _RESULT_STOPS.get(terminal.stop_reason, RunStop.COMPLETED)
-            if stop is RunStop.COMPLETED:
-                return replace(totals, stop_reason=stop, answer=terminal.text)
-            return replace(totals, stop_reason=stop, message=terminal.text)
-        stop = _ERROR_STOPS.get(terminal.stop_reason or StopReason.ERROR, RunStop.ERROR)
-        return replace(totals, stop_reason=stop, message=terminal.error)
+        result = totals_of(terminal, self.handle)
+        # Refused, or ended by a crash: there is no turn's result to show, only the sentence.
+        if isinstance(result.outcome, NotRun | Crashed):
+            raise TurnFailed(result.outcome.message, result.outcome)
+        return result

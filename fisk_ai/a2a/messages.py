@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypedDict, TypeVar
 
 from pydantic import (
     AwareDatetime,
@@ -73,6 +73,7 @@ __all__ = [
     "Message",
     "PromptBody",
     "ProtocolId",
+    "ReplyHeader",
     "RequestAnswer",
     "RequestPrompt",
     "RequestRead",
@@ -94,6 +95,7 @@ __all__ = [
     "WireUsage",
     "message_type",
     "new_request",
+    "reply_header",
     "reply_to",
 ]
 
@@ -819,6 +821,33 @@ def new_request(
     return cls.model_validate({**fields, **header})
 
 
+class ReplyHeader(TypedDict):
+    """The framing of a message answering a request, to build a typed reply from:
+    ``TerminalResult(**header, stop_reason=...)``."""
+
+    id: str
+    request: str
+    conversation: str
+    sequence: int
+    time: datetime
+    sender: Identity
+    recipient: Identity | None
+
+
+def reply_header(request: Header, *, sender: Identity, sequence: int = 0) -> ReplyHeader:
+    """The framing answering ``request``: a fresh id, its request and conversation echoed, and
+    addressed back to whoever sent it."""
+    return ReplyHeader(
+        id=new_ksuid(),
+        request=request.request,
+        conversation=request.conversation,
+        sequence=sequence,
+        time=datetime.now(UTC),
+        sender=sender,
+        recipient=request.sender,
+    )
+
+
 def reply_to(
     request: Header,
     cls: type[M],
@@ -827,15 +856,6 @@ def reply_to(
     sequence: int = 0,
     **fields: Any,
 ) -> M:
-    """A message answering ``request``: a fresh id, its request and conversation echoed, and
-    addressed back to whoever sent it."""
-    header: dict[str, Any] = {
-        "id": new_ksuid(),
-        "request": request.request,
-        "conversation": request.conversation,
-        "sequence": sequence,
-        "time": datetime.now(UTC),
-        "sender": sender,
-        "recipient": request.sender,
-    }
+    """A message of kind ``cls`` answering ``request`` (see ``reply_header``)."""
+    header = reply_header(request, sender=sender, sequence=sequence)
     return cls.model_validate({**fields, **header})

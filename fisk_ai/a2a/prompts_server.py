@@ -86,10 +86,12 @@ from fisk_ai.a2a.messages import (
     TerminalError,
     TerminalResult,
     WireUsage,
+    reply_header,
     reply_to,
 )
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.messages import Budget as WireBudget
+from fisk_ai.a2a.outcome import terminal_message
 from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL, MAX_REPLAY_BLOCKS
 from fisk_ai.a2a.transport import (
     Delivery,
@@ -103,16 +105,14 @@ from fisk_ai.a2a.transport import (
 from fisk_ai.agent.events import Event
 from fisk_ai.agent.hooks import Hooks
 from fisk_ai.agent.loop import CurrentTools
-from fisk_ai.agent.loop import StopReason as RunStop
+from fisk_ai.agent.outcome import RunResult
 from fisk_ai.agent.prompt import SystemPrompt
 from fisk_ai.agent.replay import conversation_turns, replay_window
-from fisk_ai.agent.runner import AgentSettings
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider
 from fisk_ai.serve.server import (
     Budget,
     DeferredAnswer,
-    Outcome,
-    Refusal,
     Resources,
     Server,
     Work,
@@ -731,7 +731,7 @@ class PromptsChannel:
             kind = WorkKind.FOLLOW_UP if follow_up else WorkKind.START
             prompt = _prompt_text(request)
 
-        async def done(outcome: Outcome) -> None:
+        async def done(outcome: RunResult) -> None:
             await self._finish(turn, outcome)
 
         return Work(
@@ -765,7 +765,7 @@ class PromptsChannel:
         turn.pump = loop.create_task(self._publish_events(turn), name="a2a prompt events")
         turn.keepalive = loop.create_task(self._keep_alive(turn), name="a2a prompt keepalive")
 
-    async def _finish(self, turn: _Turn, outcome: Outcome) -> None:
+    async def _finish(self, turn: _Turn, outcome: RunResult) -> None:
         """The turn is over, whether it ran, crashed, or was given up: the events it emitted go
         out, then its terminal message."""
         turn.events.put_nowait(None)
@@ -777,8 +777,14 @@ class PromptsChannel:
                 await turn.keepalive
         await _unsubscribe(turn.subscriptions)
         self._release(turn.session_id)
-        cls, fields = self._terminal(outcome)
-        await turn.replies.reply(cls, **fields)
+        identity = self.identity
+        await turn.replies.send(
+            lambda sequence: terminal_message(
+                outcome,
+                reply_header(turn.request, sender=self._identity, sequence=sequence),
+                identity=identity,
+            )
+        )
 
     async def _read(self, request: RequestRead, replies: _ReplySet) -> None:
         """Replay the end of a stored conversation. A read runs no model and writes nothing, so
@@ -867,86 +873,9 @@ class PromptsChannel:
 
     async def _conversation_exists(self, session_id: str) -> bool:
         try:
-            await self._store.read(session_id)
-        except SessionNotFound:
+            return await self._store.exists(session_id)
+        except SessionError:
             return False
-        return True
-
-    def _terminal(self, outcome: Outcome) -> tuple[type[Header], dict[str, Any]]:
-        """The message ending a turn's reply set."""
-        if outcome.abandoned:
-            return _error(
-                ErrorCode.FAILED,
-                f"agent {self.identity} stopped before the run finished; send the turn again",
-                stop_reason=StopReason.ERROR,
-            )
-        if outcome.rejected:
-            return _error(ErrorCode.REJECTED, outcome.error)
-        match outcome.refusal:
-            case Refusal.TURN_NOT_TAKEN:
-                return _error(ErrorCode.TURN_NOT_TAKEN, outcome.error)
-            case Refusal.ALREADY_ANSWERED:
-                return _error(ErrorCode.ALREADY_ANSWERED, outcome.error)
-            case Refusal.BUSY:
-                return _error(
-                    ErrorCode.CONVERSATION_BUSY,
-                    "another worker is running a turn of this conversation; wait for its "
-                    "terminal message",
-                )
-            case Refusal.NOT_STARTED:
-                return _error(ErrorCode.NOT_STARTED, outcome.error)
-            case None:
-                pass
-        result = outcome.result
-        if outcome.crashed or result is None:
-            return _error(
-                ErrorCode.CRASHED,
-                outcome.error
-                or f"agent {self.identity} crashed running the prompt; its log has the details",
-                stop_reason=StopReason.ERROR,
-            )
-        usage = WireUsage.from_usage(
-            result.usage,
-            llm_calls=result.llm_calls,
-            tool_calls=result.tool_calls,
-            remote_tool_calls=result.remote_tool_calls,
-        )
-        match result.stop_reason:
-            case RunStop.COMPLETED:
-                return TerminalResult, {
-                    "stop_reason": StopReason.END_TURN,
-                    "text": result.answer,
-                    "usage": usage,
-                }
-            case RunStop.MAX_ITERATIONS | RunStop.REFUSAL:
-                return TerminalResult, {
-                    "stop_reason": (
-                        StopReason.MAX_ITERATIONS
-                        if result.stop_reason is RunStop.MAX_ITERATIONS
-                        else StopReason.REFUSAL
-                    ),
-                    "text": result.answer or result.message,
-                    "usage": usage,
-                }
-            case RunStop.SUSPENDED:
-                deferred = bool(outcome.deferred)
-                return _error(
-                    ErrorCode.DEFERRED if deferred else ErrorCode.SUSPENDED,
-                    result.message or "the run was suspended; send another turn to continue",
-                    stop_reason=StopReason.DEFERRED if deferred else StopReason.SUSPENDED,
-                    usage=usage,
-                )
-            case RunStop.BUDGET:
-                return _error(
-                    ErrorCode.BUDGET_EXHAUSTED,
-                    result.message,
-                    stop_reason=StopReason.BUDGET_EXHAUSTED,
-                    usage=usage,
-                )
-            case RunStop.ERROR:
-                return _error(
-                    ErrorCode.FAILED, result.message, stop_reason=StopReason.ERROR, usage=usage
-                )
 
     async def _publish_events(self, turn: _Turn) -> None:
         events = turn.events

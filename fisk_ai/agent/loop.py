@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import enum
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from fisk_ai.agent.events import (
     EventSink,
@@ -36,7 +35,18 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.agent.gate import ConfirmGate, denial_content
 from fisk_ai.agent.hooks import Deny, Hooks, Rewrite
+from fisk_ai.agent.outcome import (
+    BudgetSpent,
+    Completed,
+    Declined,
+    Failed,
+    IterationsSpent,
+    Suspended,
+    TurnOutcome,
+)
+from fisk_ai.agent.outcome import Deferred as DeferredTurn
 from fisk_ai.agent.replay import call_command
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import (
     STOP_MAX_TOKENS,
@@ -72,19 +82,14 @@ from fisk_ai.tools.toolset import ToolSet
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
 from fisk_ai.util.durations import format_duration
 
-if TYPE_CHECKING:
-    from fisk_ai.agent.runner import AgentSettings
-
 __all__ = [
     "AgentError",
     "AgentLoop",
     "CurrentTools",
     "Fenced",
     "JournalWriter",
-    "StopReason",
-    "TurnEnd",
     "TurnState",
-    "waiting_message",
+    "deferred_turn",
 ]
 
 CurrentTools = Callable[[], ToolSet]
@@ -96,10 +101,16 @@ INTERRUPTED = (
 )
 
 
-def waiting_message(run_id: str, deferred: Iterable[Deferred]) -> str:
-    """The sentence a turn ends on while deferred calls have no answer: what they wait for and
-    how to supply it."""
+def deferred_turn(run_id: str, deferred: Iterable[Deferred]) -> DeferredTurn:
+    """How a turn ends while deferred calls have no answer: what they wait for and how to
+    supply it."""
     calls = list(deferred)
+    return DeferredTurn(
+        _waiting_message(run_id, calls), tuple(call.tool_use_id for call in calls)
+    )
+
+
+def _waiting_message(run_id: str, calls: list[Deferred]) -> str:
     described = ", ".join(
         f'call {call.tool_use_id} to "{call.tool_name}"' + (f" ({call.note})" if call.note else "")
         for call in calls
@@ -115,29 +126,9 @@ def waiting_message(run_id: str, deferred: Iterable[Deferred]) -> str:
     )
 
 
-class StopReason(enum.Enum):
-    """Why a turn or a run ended."""
-
-    COMPLETED = "completed"
-    SUSPENDED = "suspended"
-    MAX_ITERATIONS = "max_iterations"
-    BUDGET = "budget"
-    ERROR = "error"
-    REFUSAL = "refusal"
-
-
 class AgentError(FiskError):
     """A run ended by a failure: a tool or hook that raised, a hook that rewrote a call into
     one that cannot run, or a session that could no longer be journaled."""
-
-
-@dataclass(frozen=True)
-class TurnEnd:
-    """How a turn ended: the answer when it completed, else a sentence saying why it stopped."""
-
-    reason: StopReason
-    answer: str = ""
-    message: str = ""
 
 
 @dataclass
@@ -179,10 +170,15 @@ class Fenced(Protocol):
 
 
 class JournalWriter:
-    """The run's journal. The first failed append marks it lost, and the run stops there."""
+    """The run's journal. The first failed append marks it lost, and the run stops there.
 
-    def __init__(self, journal: Journal) -> None:
+    ``records`` is the journal as this writer knows it: what was read when it was opened, then
+    every record it appended, so the conversation can be folded again without reading the store.
+    """
+
+    def __init__(self, journal: Journal, records: Sequence[Record]) -> None:
         self.journal = journal
+        self.records = list(records)
         self._lost: str = ""
 
     @property
@@ -192,10 +188,12 @@ class JournalWriter:
     async def append(self, payload: Payload) -> Record:
         self._check()
         try:
-            return await self.journal.append(payload)
+            record = await self.journal.append(payload)
         except (SessionError, OSError) as exc:
             self._lost = str(exc)
             raise JournalLost(self._message()) from exc
+        self.records.append(record)
+        return record
 
     async def ensure_ours(self) -> None:
         self._check()
@@ -261,30 +259,24 @@ class AgentLoop:
     def over_budget(self, usage: Usage) -> bool:
         return usage.processed >= self._settings.max_tokens
 
-    def budget_end(self, usage: Usage) -> TurnEnd:
-        return TurnEnd(
-            StopReason.BUDGET,
-            message=(
-                f"the conversation has processed {usage.processed} tokens, reaching its "
-                f"llm.budget.max_tokens allowance of {self._settings.max_tokens}; start a new "
-                "conversation or raise llm.budget.max_tokens"
-            ),
+    def budget_end(self, usage: Usage) -> BudgetSpent:
+        return BudgetSpent(
+            f"the conversation has processed {usage.processed} tokens, reaching its "
+            f"llm.budget.max_tokens allowance of {self._settings.max_tokens}; start a new "
+            "conversation or raise llm.budget.max_tokens"
         )
 
-    async def turn(self, state: TurnState, *, allowance: int) -> TurnEnd:
+    async def turn(self, state: TurnState, *, allowance: int) -> TurnOutcome:
         """Run iterations until the model answers or something stops the turn."""
         used = 0
         while True:
             if self._suspend.is_set():
-                return TurnEnd(StopReason.SUSPENDED)
+                return Suspended()
             if used >= allowance:
-                return TurnEnd(
-                    StopReason.MAX_ITERATIONS,
-                    message=(
-                        f"the turn used all {self._settings.max_iterations} iterations allowed "
-                        "by llm.budget.max_iterations before the model finished; continue with "
-                        "another prompt or raise llm.budget.max_iterations"
-                    ),
+                return IterationsSpent(
+                    f"the turn used all {self._settings.max_iterations} iterations allowed by "
+                    "llm.budget.max_iterations before the model finished; continue with another "
+                    "prompt or raise llm.budget.max_iterations"
                 )
             iteration = state.next_iteration
             state.next_iteration += 1
@@ -301,7 +293,7 @@ class AgentLoop:
         turn: Message,
         pending: Sequence[ToolUseBlock],
         answered: Sequence[ToolResultBlock],
-    ) -> TurnEnd | None:
+    ) -> TurnOutcome | None:
         """Run the calls a journaled turn left unanswered, then feed the turn's results back.
         None means the batch finished and the conversation can go on."""
         if self.over_budget(state.usage):
@@ -309,7 +301,9 @@ class AgentLoop:
         state.messages.append(turn)
         return await self._run_batch(state, self._tools(), turn.tool_uses, pending, answered)
 
-    async def _iterate(self, state: TurnState, tools: ToolSet, iteration: int) -> TurnEnd | None:
+    async def _iterate(
+        self, state: TurnState, tools: ToolSet, iteration: int
+    ) -> TurnOutcome | None:
         settings = self._settings
         capabilities = self._provider.capabilities
         plan = plan_definitions(
@@ -339,7 +333,7 @@ class AgentLoop:
         try:
             response = await self._provider.call(request)
         except FiskError as exc:
-            return TurnEnd(StopReason.ERROR, message=str(exc))
+            return Failed(str(exc))
 
         usage = response.usage
         message = response.message
@@ -363,23 +357,16 @@ class AgentLoop:
         self._emit_prose(message, final=answers_the_prompt(message, response.stop_reason))
 
         if response.stop_reason == STOP_MAX_TOKENS:
-            return TurnEnd(
-                StopReason.ERROR,
-                message=(
-                    "the model's reply was cut off at its output limit before it finished; "
-                    "raise llm.budget.max_output_tokens to give it more room"
-                ),
+            return Failed(
+                "the model's reply was cut off at its output limit before it finished; raise "
+                "llm.budget.max_output_tokens to give it more room"
             )
         if not calls:
             if response.stop_reason == STOP_PAUSE_TURN:
                 return None
             if response.stop_reason == STOP_REFUSAL:
-                return TurnEnd(
-                    StopReason.REFUSAL,
-                    answer=message.text,
-                    message="the model declined to answer (stop reason refusal)",
-                )
-            return TurnEnd(StopReason.COMPLETED, answer=message.text)
+                return Declined(message.text)
+            return Completed(message.text)
         if self.over_budget(state.usage):
             return self.budget_end(state.usage)
         return await self._run_batch(state, tools, calls, calls, ())
@@ -401,14 +388,14 @@ class AgentLoop:
         order: Sequence[ToolUseBlock],
         calls: Sequence[ToolUseBlock],
         answered: Sequence[ToolResultBlock],
-    ) -> TurnEnd | None:
+    ) -> TurnOutcome | None:
         results = {result.tool_use_id: result for result in answered}
         deferred: list[Deferred] = []
         for call in calls:
             try:
                 answer = await self._run_call(call, tools)
             except QuestionInterrupted:
-                return TurnEnd(StopReason.SUSPENDED, message=INTERRUPTED)
+                return Suspended(INTERRUPTED)
             if isinstance(answer, Deferred):
                 deferred.append(answer)
             else:
@@ -416,9 +403,7 @@ class AgentLoop:
         if deferred:
             # The turn cannot be sent back with a call unanswered; it resumes once the answer
             # is journaled, and the model then sees it among the batch's other results.
-            return TurnEnd(
-                StopReason.SUSPENDED, message=waiting_message(self._journal.run_id, deferred)
-            )
+            return deferred_turn(self._journal.run_id, deferred)
         blocks = tuple(results[call.id] for call in order if call.id in results)
         state.messages.append(Message(Role.USER, blocks))
         return None

@@ -3,9 +3,13 @@
 Every run is journaled; there is no opt-in. The journal is the truth: the conversation a turn
 starts from, the counters a result reports and the resume position are folded from its records.
 
-A resume reads and folds the journal, refuses a completed conversation, applies the resume gate,
-and appends a claim before it does anything else, which fences off any worker that still thinks
-it holds the session. It then runs only the calls the last turn left unanswered and carries on.
+A resume reads and folds the journal (or takes the records a caller already read), refuses a
+completed conversation, applies the resume gate, and appends a claim before it does anything
+else, which fences off any worker that still thinks it holds the session. It then runs only the
+calls the last turn left unanswered and carries on.
+
+The journal is read once per turn at most: from then on the runner folds the records it read
+plus the ones it appended, which are the journal for as long as it holds the session.
 
 Suspend is an ``asyncio.Event`` the caller sets (the first Ctrl-C, a SIGTERM). The loop notices it
 at its next boundary, so the step in flight finishes and is journaled, and nothing runs after the
@@ -19,11 +23,9 @@ import contextlib
 import os
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Never, Self
+from typing import Never, Self
 
 from fisk_ai.agent.events import EventSink, WarningEvent, WarningKind
 from fisk_ai.agent.gate import ConfirmGate
@@ -36,16 +38,38 @@ from fisk_ai.agent.loop import (
     CurrentTools,
     JournalLost,
     JournalWriter,
-    StopReason,
-    TurnEnd,
     TurnState,
-    waiting_message,
+    deferred_turn,
+)
+from fisk_ai.agent.outcome import (
+    Abandoned,
+    BudgetSpent,
+    Completed,
+    Crashed,
+    Declined,
+    Deferred,
+    Failed,
+    IterationsSpent,
+    NotRun,
+    RunResult,
+    Suspended,
+    TurnOutcome,
+    continuable,
 )
 from fisk_ai.agent.prompt import SystemPrompt
-from fisk_ai.llm.types import Message, Provider, Role, ThinkingMode, Usage, user_text
+from fisk_ai.agent.settings import AgentSettings
+from fisk_ai.llm.types import Message, Provider, Role, Usage, user_text
 from fisk_ai.sessions.fingerprint import Fingerprint, compute_fingerprint, resume_gate
 from fisk_ai.sessions.fold import Conversation, fold
-from fisk_ai.sessions.records import Assistant, Claim, Meta, Record, Terminal, TerminalReason, User
+from fisk_ai.sessions.records import (
+    Assistant,
+    Claim,
+    Meta,
+    Record,
+    Terminal,
+    TerminalReason,
+    User,
+)
 from fisk_ai.sessions.store import SessionStore
 from fisk_ai.tools.builtin.deferral import plan_definitions
 from fisk_ai.tools.builtin.hitl import HITL_TOOL_NAMES
@@ -53,32 +77,7 @@ from fisk_ai.tools.questions import Prompter
 from fisk_ai.tools.toolset import ToolSet
 from fisk_ai.util.ids import new_ksuid
 
-if TYPE_CHECKING:
-    from fisk_ai import config
-
-__all__ = [
-    "AgentSettings",
-    "PromptDenied",
-    "RunResult",
-    "Runner",
-    "SessionCompleted",
-    "settings_from_config",
-]
-
-_TERMINAL_REASONS = {
-    StopReason.COMPLETED: TerminalReason.COMPLETED,
-    StopReason.SUSPENDED: TerminalReason.SUSPENDED,
-    StopReason.MAX_ITERATIONS: TerminalReason.MAX_ITERATIONS,
-    StopReason.BUDGET: TerminalReason.BUDGET,
-    StopReason.ERROR: TerminalReason.ERROR,
-    StopReason.REFUSAL: TerminalReason.ERROR,
-}
-
-# Turns an interactive conversation can carry on from with another prompt. They leave the
-# journal without a terminal record, so a crash later still leaves the conversation resumable.
-_CONTINUABLE = frozenset(
-    {StopReason.COMPLETED, StopReason.MAX_ITERATIONS, StopReason.ERROR, StopReason.REFUSAL}
-)
+__all__ = ["PromptDenied", "Runner", "SessionCompleted"]
 
 
 class PromptDenied(AgentError):
@@ -87,86 +86,6 @@ class PromptDenied(AgentError):
 
 class SessionCompleted(AgentError):
     """The session already completed, so it cannot be resumed."""
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """Everything the loop needs to know about a run, resolved from agent.yaml and the flags.
-
-    ``max_tokens`` caps the whole conversation (tokens processed); ``max_iterations`` caps each
-    turn. A ``tool_timeout`` of None means tools run without a deadline.
-    """
-
-    model: str
-    system_prompt: str = ""
-    max_tokens: int = 500_000
-    max_iterations: int = 50
-    max_output_tokens: int = 0
-    call_timeout: timedelta | None = timedelta(seconds=120)
-    thinking: ThinkingMode = ThinkingMode.UNSET
-    reasoning_effort: str = ""
-    prompt_cache: bool = True
-    no_tool_search: bool = False
-    confirm_tags: tuple[str, ...] = ()
-    tool_timeout: timedelta | None = timedelta(minutes=5)
-    work_dir: Path | None = None
-    interactive: bool = False
-    verbose: bool = False
-    identity: str = ""
-
-
-def settings_from_config(
-    cfg: config.Config,
-    *,
-    interactive: bool = False,
-    verbose: bool = False,
-    work_dir: Path | None = None,
-) -> AgentSettings:
-    """The settings of a run under ``cfg``; ``interactive`` marks a chat with an input bar."""
-    llm = cfg.llm
-    budget = llm.budget
-    if llm.thinking is None:
-        thinking = ThinkingMode.UNSET
-    else:
-        thinking = ThinkingMode.ON if llm.thinking.enabled else ThinkingMode.OFF
-    tool_timeout = cfg.harness.tool_timeout
-    return AgentSettings(
-        model=llm.model,
-        system_prompt=cfg.system_prompt,
-        max_tokens=budget.max_tokens,
-        max_iterations=budget.max_iterations,
-        max_output_tokens=budget.max_output_tokens,
-        call_timeout=budget.call_timeout,
-        thinking=thinking,
-        reasoning_effort=llm.reasoning_effort,
-        prompt_cache=not llm.no_prompt_cache,
-        no_tool_search=llm.no_tool_search,
-        confirm_tags=tuple(cfg.harness.confirm_tags),
-        tool_timeout=tool_timeout if tool_timeout > timedelta(0) else None,
-        work_dir=work_dir,
-        interactive=interactive,
-        verbose=verbose,
-        identity=cfg.identity,
-    )
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """How a turn ended, with the conversation's totals folded from its journal.
-
-    ``answer`` is the model's final text when it completed; ``message`` says why it stopped
-    otherwise. ``usage``, ``llm_calls``, ``tool_calls`` and ``remote_tool_calls`` (the calls
-    another agent ran) cover the whole conversation.
-    """
-
-    stop_reason: StopReason
-    session_id: str
-    answer: str = ""
-    message: str = ""
-    usage: Usage = field(default_factory=Usage)
-    llm_calls: int = 0
-    tool_calls: int = 0
-    remote_tool_calls: int = 0
 
 
 class Runner:
@@ -240,37 +159,44 @@ class Runner:
             prompt=submitted,
             interactive=self._settings.interactive,
         )
-        journal = JournalWriter(await self._store.create(run_id, meta))
+        journal = JournalWriter(await self._store.create(run_id, meta), [Record(1, meta)])
         loop = self._attach(journal, system.blocks(resumed=False), ConfirmGate(self._prompter))
         state = TurnState([user_text(submitted)], Usage(), next_iteration=1)
         return await self._run(lambda: loop.turn(state, allowance=self._settings.max_iterations))
 
-    async def resume(self, session_id: str, *, force: bool = False) -> RunResult:
-        """Continue a stored conversation where it stopped.
+    async def resume(
+        self, session_id: str, *, force: bool = False, records: Sequence[Record] = ()
+    ) -> RunResult:
+        """Continue a stored conversation where it stopped. ``records`` is the journal when the
+        caller has just read it, so it is not read again.
 
         Raises SessionCompleted for a completed conversation and ResumeRefused when the
         configuration changed (``force`` overrides every change except the provider).
         """
         self._require_idle()
-        records = await self._store.read(session_id)
-        conversation = fold(records)
-        if conversation.completed:
-            raise SessionCompleted(
-                f"session {session_id} already completed, so it cannot be resumed; start a new "
-                "run, or remove it with fisk session rm"
-            )
+        if not records:
+            records = await self._store.read(session_id)
+        conversation = _resumable(session_id, records)
         tools = self._tools()
         system = self._system_prompt(tools)
         decision = resume_gate(
             conversation.meta.fingerprint, self._fingerprint(tools, system), force=force
         )
 
-        journal = JournalWriter(await self._store.open(session_id))
+        journal = JournalWriter(await self._store.open(session_id), records)
         try:
-            await journal.append(Claim(by=_claimant(), claimed=datetime.now(UTC)))
+            claim = await journal.append(Claim(by=_claimant(), claimed=datetime.now(UTC)))
+            if claim.seq != records[-1].seq + 1:
+                # Somebody appended between the read and the claim, which now fences them off:
+                # the journal as it stands is the truth.
+                journal.records = await self._store.read(session_id)
+                conversation = _resumable(session_id, journal.records)
         except JournalLost as exc:
             await journal.journal.close()
             raise AgentError(str(exc)) from None
+        except BaseException:
+            await journal.journal.close()
+            raise
         standing = () if decision.drop_standing_grants else conversation.standing_grants
         gate = ConfirmGate(
             self._prompter,
@@ -282,15 +208,15 @@ class Runner:
         if conversation.deferred:
             return await self._run(lambda: _awaiting(_waiting_on(conversation)))
         state = _state_of(conversation)
-        if conversation.pending_turn is None and _at_rest(records, state.messages):
-            answer = TurnEnd(StopReason.COMPLETED, answer=state.messages[-1].text)
+        if conversation.pending_turn is None and _at_rest(journal.records, state.messages):
+            answer = Completed(state.messages[-1].text)
             return await self._run(lambda: _awaiting(answer))
 
         allowance = self._settings.max_iterations
         if not self._settings.interactive:
-            allowance = max(allowance - _iterations_of_current_turn(records), 0)
+            allowance = max(allowance - _iterations_of_current_turn(journal.records), 0)
 
-        async def body() -> TurnEnd:
+        async def body() -> TurnOutcome:
             if conversation.pending_turn is not None:
                 end = await loop.finish_pending(
                     state, conversation.pending_turn, conversation.pending, conversation.answered
@@ -316,13 +242,13 @@ class Runner:
         if isinstance(submitted, Deny):
             raise PromptDenied(_denied_sentence(submitted))
 
-        conversation = fold(await self._store.read(journal.run_id))
+        conversation = fold(journal.records)
         if loop.over_budget(conversation.usage):
             return await self._run(lambda: _awaiting(loop.budget_end(conversation.usage)))
         if conversation.deferred:
             return await self._run(lambda: _awaiting(_waiting_on(conversation)))
 
-        async def body() -> TurnEnd:
+        async def body() -> TurnOutcome:
             if conversation.pending_turn is not None:
                 state = _state_of(conversation)
                 end = await loop.finish_pending(
@@ -331,7 +257,7 @@ class Runner:
                 if end is not None:
                     return end
             await journal.append(User(user_text(submitted)))
-            state = _state_of(fold(await self._store.read(journal.run_id)))
+            state = _state_of(fold(journal.records))
             return await loop.turn(state, allowance=self._settings.max_iterations)
 
         return await self._run(body)
@@ -409,11 +335,11 @@ class Runner:
         )
         return self._loop
 
-    async def _run(self, body: Callable[[], Awaitable[TurnEnd]]) -> RunResult:
+    async def _run(self, body: Callable[[], Awaitable[TurnOutcome]]) -> RunResult:
         """Run a turn behind the barrier: whatever raises ends the run once, journaled."""
         journal, _ = self._require_attached()
         try:
-            end = await body()
+            outcome = await body()
         except JournalLost as exc:
             raise AgentError(str(exc)) from None
         except Crash as crash:
@@ -427,14 +353,14 @@ class Runner:
             stack = "".join(traceback.format_exception(exc))
             await self._crashed(journal, "the agent loop", exc, stack)
 
-        self._open_turn = self._settings.interactive and end.reason in _CONTINUABLE
-        if not self._open_turn:
-            terminal = Terminal(_TERMINAL_REASONS[end.reason], end.message)
+        self._open_turn = self._settings.interactive and continuable(outcome)
+        terminal = None if self._open_turn else _terminal_record(outcome)
+        if terminal is not None:
             try:
                 await journal.append(terminal)
             except JournalLost as exc:
                 raise AgentError(str(exc)) from None
-        return await self._result(end)
+        return self._result(outcome)
 
     async def _crashed(
         self,
@@ -454,19 +380,47 @@ class Runner:
                 await journal.append(Terminal(TerminalReason.ERROR, message))
         raise AgentError(message) from None
 
-    async def _result(self, end: TurnEnd) -> RunResult:
+    def _result(self, outcome: TurnOutcome) -> RunResult:
         journal, _ = self._require_attached()
-        conversation = fold(await self._store.read(journal.run_id))
+        conversation = fold(journal.records)
         return RunResult(
-            stop_reason=end.reason,
-            session_id=journal.run_id,
-            answer=end.answer,
-            message=end.message,
+            outcome,
+            journal.run_id,
             usage=conversation.usage,
             llm_calls=conversation.llm_calls,
             tool_calls=conversation.tool_calls,
             remote_tool_calls=conversation.remote_tool_calls,
         )
+
+
+def _resumable(session_id: str, records: Sequence[Record]) -> Conversation:
+    conversation = fold(records)
+    if conversation.completed:
+        raise SessionCompleted(
+            f"session {session_id} already completed, so it cannot be resumed; start a new "
+            "run, or remove it with fisk session rm"
+        )
+    return conversation
+
+
+def _terminal_record(outcome: TurnOutcome) -> Terminal | None:
+    """The journal's terminal record for how a turn ended; None for endings the runner never
+    journals. The journal has five reasons: a model refusal is journaled as an error (its
+    assistant record keeps stop reason refusal), a deferred run as suspended (its deferred
+    records name the calls)."""
+    match outcome:
+        case Completed():
+            return Terminal(TerminalReason.COMPLETED)
+        case Suspended() | Deferred():
+            return Terminal(TerminalReason.SUSPENDED, outcome.message)
+        case IterationsSpent():
+            return Terminal(TerminalReason.MAX_ITERATIONS, outcome.message)
+        case BudgetSpent():
+            return Terminal(TerminalReason.BUDGET, outcome.message)
+        case Declined() | Failed() | Crashed():
+            return Terminal(TerminalReason.ERROR, outcome.message)
+        case Abandoned() | NotRun():
+            return None
 
 
 def _state_of(conversation: Conversation) -> TurnState:
@@ -500,18 +454,16 @@ def _iterations_of_current_turn(records: Sequence[Record]) -> int:
     return used
 
 
-def _waiting_on(conversation: Conversation) -> TurnEnd:
-    return TurnEnd(
-        StopReason.SUSPENDED, message=waiting_message(conversation.run_id, conversation.deferred)
-    )
+def _waiting_on(conversation: Conversation) -> Deferred:
+    return deferred_turn(conversation.run_id, conversation.deferred)
 
 
-async def _awaiting(end: TurnEnd) -> TurnEnd:
-    return end
+async def _awaiting(outcome: TurnOutcome) -> TurnOutcome:
+    return outcome
 
 
-def _raise(crash: Crash) -> Callable[[], Awaitable[TurnEnd]]:
-    async def body() -> TurnEnd:
+def _raise(crash: Crash) -> Callable[[], Awaitable[TurnOutcome]]:
+    async def body() -> TurnOutcome:
         raise crash
 
     return body

@@ -20,9 +20,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import Completed, RunResult, resumable, waits
 from fisk_ai.agent.resources import ProviderOptions
-from fisk_ai.agent.runner import RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
 from fisk_ai.lineui.prompter import TerminalPrompter
@@ -194,11 +193,10 @@ async def _run(options: RunOptions) -> int:
             finally:
                 reporter.report(PaneState.IDLE)
 
-    answer = result.answer if result.stop_reason is StopReason.COMPLETED else ""
-    write_answer(answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
+    write_answer(result.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
     latency = timedelta(seconds=time.monotonic() - started)
     print_summary(result, model=hosted.model, latency=latency, verbose=options.verbose)
-    if result.stop_reason in (StopReason.SUSPENDED, StopReason.MAX_ITERATIONS, StopReason.ERROR):
+    if resumable(result.outcome):
         stderr_line(resume_hint(result.session_id, hosted.resume_flags))
     return _exit_code(result)
 
@@ -209,7 +207,7 @@ def print_summary(
     """The run summary on stderr after a blank line, and why the run ended when it did not
     answer. ``suspended`` marks a run left mid-turn whatever its last stop reason."""
     summary = RunSummary(
-        suspended=suspended or result.stop_reason is StopReason.SUSPENDED,
+        suspended=suspended or waits(result.outcome),
         session=result.session_id,
         model=model,
         llm_calls=result.llm_calls,
@@ -220,14 +218,14 @@ def print_summary(
     )
     stderr_line("")
     stderr_line(summary_line(summary, verbose=verbose))
-    if result.stop_reason is not StopReason.COMPLETED and result.message:
+    if result.message:
         stderr_line(f"run ended: {single_line(result.message)}")
 
 
 def _exit_code(result: RunResult) -> int:
-    if result.stop_reason is StopReason.COMPLETED:
+    if isinstance(result.outcome, Completed):
         return 0
-    if result.stop_reason is StopReason.SUSPENDED:
+    if waits(result.outcome):
         return EXIT_INTERRUPTED
     return 1
 

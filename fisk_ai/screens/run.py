@@ -19,9 +19,8 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from fisk_ai.agent.events import Event, PromptEvent, StatusEvent, ToolCallEvent
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import Completed, RunResult, resumable
 from fisk_ai.agent.replay import conversation_events
-from fisk_ai.agent.runner import RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.lineui.lines import resume_hint
 from fisk_ai.screens.approval import ApprovalScreen
@@ -423,14 +422,15 @@ class RunScreen(Screen[None]):
         self.counters = Counters(
             usage=result.usage, model_calls=result.llm_calls, tool_calls=result.tool_calls
         )
-        state = state_after_turn(result.stop_reason)
-        if result.stop_reason is StopReason.COMPLETED:
+        state = state_after_turn(result.outcome)
+        if isinstance(result.outcome, Completed):
             self.last_answer = result.answer
         else:
             self.view.add_meta(f"--- run {state.word} ---")
             if result.message:
                 self.view.add_meta(f"run ended: {single_line(result.message, 2000)}")
-            self.view.add_meta(resume_hint(result.session_id, self.setup.resume_flags))
+            if resumable(result.outcome):
+                self.view.add_meta(resume_hint(result.session_id, self.setup.resume_flags))
         self.move_to(state)
 
     def _open_chat(self) -> None:

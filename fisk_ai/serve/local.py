@@ -88,7 +88,7 @@ async def host_local_agent(
     from fisk_ai.a2a.prompts_server import LOCAL, PromptsServer
     from fisk_ai.agent.application import load_application_tools, run_tool_set
     from fisk_ai.agent.resources import build_provider
-    from fisk_ai.agent.runner import settings_from_config
+    from fisk_ai.agent.settings import settings_from_config
     from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
     from fisk_ai.serve.stores import session_store_for
 

@@ -42,7 +42,7 @@ async def answer_prompts(
     closes. The provider stays the caller's to close."""
     from fisk_ai.a2a.prompts_server import PromptsServer
     from fisk_ai.agent.application import run_tool_set
-    from fisk_ai.agent.runner import settings_from_config
+    from fisk_ai.agent.settings import settings_from_config
     from fisk_ai.serve.remote import import_remote_tools
     from fisk_ai.serve.stores import session_store_for
 

@@ -29,9 +29,18 @@ from typing import Protocol
 from fisk_ai.agent.events import EventSink
 from fisk_ai.agent.hooks import Hooks
 from fisk_ai.agent.loop import AgentError, CurrentTools
-from fisk_ai.agent.loop import StopReason as RunStop
+from fisk_ai.agent.outcome import (
+    Abandoned,
+    Completed,
+    Crashed,
+    NotRun,
+    Refusal,
+    RunResult,
+    TurnOutcome,
+)
 from fisk_ai.agent.prompt import SystemPrompt
-from fisk_ai.agent.runner import AgentSettings, PromptDenied, Runner, RunResult, SessionCompleted
+from fisk_ai.agent.runner import PromptDenied, Runner, SessionCompleted
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider
 from fisk_ai.sessions.answer import answer_deferred
 from fisk_ai.sessions.errors import (
@@ -49,8 +58,6 @@ __all__ = [
     "Budget",
     "Channel",
     "DeferredAnswer",
-    "Outcome",
-    "Refusal",
     "Resources",
     "Server",
     "Work",
@@ -116,55 +123,21 @@ class DeferredAnswer:
     result: str
 
 
-class Refusal(enum.Enum):
-    """Why a piece of work ended without running its turn."""
-
-    NOT_STARTED = "not_started"
-    """The conversation could not be opened as asked: completed, changed beyond the resume
-    gate, or its journal unreadable."""
-    ALREADY_ANSWERED = "already_answered"
-    """The deferred call the work answers was answered in the meantime."""
-    BUSY = "busy"
-    """Another worker holds the conversation's journal."""
-    TURN_NOT_TAKEN = "turn_not_taken"
-    """A follow-up arrived while the conversation waits on a deferred call."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a piece of work ended: the run's result when it ran to an end, or one of the
-    things a result cannot say.
-
-    ``rejected``: a prompt hook refused the prompt before anything was journaled.
-    ``abandoned``: the server stopped before the work finished, or before it started.
-    ``crashed``: the run failed unexpectedly; ``error`` is the one sentence to report, empty
-    when only the server's log has the details.
-    ``deferred``: the calls a suspended conversation now waits on an answer for.
-    """
-
-    result: RunResult | None = None
-    refusal: Refusal | None = None
-    rejected: bool = False
-    abandoned: bool = False
-    crashed: bool = False
-    error: str = ""
-    deferred: tuple[str, ...] = ()
-
-
 @dataclass(frozen=True, eq=False)
 class Work:
     """One turn a channel hands the server.
 
-    ``done`` is required and awaited exactly once, outside the run, so even a cancelled run
-    records what happened. ``run_context`` is called once, after a slot is acquired and
-    immediately before the run: the only signal the channel gets that its work started.
+    ``done`` is required and awaited exactly once with how the work ended, outside the run, so
+    even a cancelled run records what happened. ``run_context`` is called once, after a slot is
+    acquired and immediately before the run: the only signal the channel gets that its work
+    started.
     ``prompter`` None means nobody can be asked. Setting ``suspend`` parks the run at its next
     boundary, ending it suspended.
     """
 
     kind: WorkKind
     session_id: str
-    done: Callable[[Outcome], Awaitable[None]]
+    done: Callable[[RunResult], Awaitable[None]]
     events: EventSink
     prompt: str = ""
     force: bool = False
@@ -296,7 +269,7 @@ class Server:
                 return
             self._take()
             if not await self._acquire(pool.slots):
-                await self._report(work, Outcome(abandoned=True))
+                await self._report(work, _ended(work, Abandoned()))
                 continue
             task = asyncio.get_running_loop().create_task(
                 self._execute(work, pool.slots), name=f"serve {pool.channel.name} work"
@@ -328,7 +301,7 @@ class Server:
         assert task is not None
         try:
             if self._stopping.is_set():
-                outcome = Outcome(abandoned=True)
+                outcome = _ended(work, Abandoned())
             else:
                 self._cancellable.add(task)
                 try:
@@ -340,7 +313,7 @@ class Server:
             slots.release()
         await self._report(work, outcome)
 
-    async def _run(self, work: Work) -> Outcome:
+    async def _run(self, work: Work) -> RunResult:
         resources = self._resources
         runner = Runner(
             lowered(resources.settings, work.budget),
@@ -356,40 +329,44 @@ class Server:
         try:
             if work.run_context is not None:
                 work.run_context()
-            result = await self._turn(runner, work)
-            deferred: tuple[str, ...] = ()
-            if result.stop_reason is RunStop.SUSPENDED:
-                deferred = await self._deferred_calls(work.session_id)
-            return Outcome(result=result, deferred=deferred)
+            return await self._turn(runner, work)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            return Outcome(abandoned=True)
+            return _ended(work, Abandoned())
         except _TurnNotTaken:
-            return Outcome(
-                refusal=Refusal.TURN_NOT_TAKEN,
-                error="the conversation is waiting on a deferred tool result; answer it before "
-                "sending another turn",
+            return _ended(
+                work,
+                NotRun(
+                    Refusal.TURN_NOT_TAKEN,
+                    "the conversation is waiting on a deferred tool result; answer it before "
+                    "sending another turn",
+                ),
             )
         except DeferredAnswerRefused as error:
-            return Outcome(refusal=Refusal.ALREADY_ANSWERED, error=str(error))
-        except JournalLocked as error:
-            return Outcome(refusal=Refusal.BUSY, error=str(error))
-        except ResumeRefused as error:
-            # The resume gate refuses before anything runs: the conversation is as it was.
-            return Outcome(refusal=Refusal.NOT_STARTED, error=str(error))
+            return _ended(work, NotRun(Refusal.ALREADY_ANSWERED, str(error)))
+        except JournalLocked:
+            return _ended(
+                work,
+                NotRun(
+                    Refusal.CONVERSATION_BUSY,
+                    "another worker is running a turn of this conversation; wait for its "
+                    "terminal message",
+                ),
+            )
         except PromptDenied as error:
-            return Outcome(rejected=True, error=str(error))
-        except (SessionCompleted, SessionError) as error:
-            # Raised reading the journal before the turn ran; a store failing mid-turn reaches
-            # the runner's barrier and arrives as the AgentError below.
-            return Outcome(refusal=Refusal.NOT_STARTED, error=str(error))
+            return _ended(work, NotRun(Refusal.REJECTED, str(error)))
+        except (ResumeRefused, SessionCompleted, SessionError) as error:
+            # The resume gate, or the journal read before the turn ran, refused: the
+            # conversation is as it was. A store failing mid-turn reaches the runner's barrier
+            # and arrives as the AgentError below.
+            return _ended(work, NotRun(Refusal.NOT_STARTED, str(error)))
         except AgentError as error:
-            return Outcome(crashed=True, error=str(error))
+            return _ended(work, Crashed(str(error)))
         except Exception:
             _log.exception("the turn of session %s crashed", work.session_id)
-            return Outcome(crashed=True)
+            return _ended(work, Crashed())
         finally:
             with contextlib.suppress(Exception):
                 await runner.close()
@@ -404,20 +381,13 @@ class Server:
                     await self._answer_deferred(work.session_id, work.deferred_answer)
                 return await runner.resume(work.session_id, force=work.force)
             case WorkKind.FOLLOW_UP:
-                if fold(await store.read(work.session_id)).deferred:
+                records = await store.read(work.session_id)
+                if fold(records).deferred:
                     raise _TurnNotTaken
-                result = await runner.resume(work.session_id, force=work.force)
-                if result.stop_reason is RunStop.COMPLETED:
+                result = await runner.resume(work.session_id, force=work.force, records=records)
+                if isinstance(result.outcome, Completed):
                     result = await runner.follow_up(work.prompt)
                 return result
-
-    async def _deferred_calls(self, session_id: str) -> tuple[str, ...]:
-        try:
-            conversation = fold(await self._resources.store.read(session_id))
-        except Exception:
-            _log.exception("reading session %s after its turn failed", session_id)
-            return ()
-        return tuple(call.tool_use_id for call in conversation.deferred)
 
     async def _answer_deferred(self, session_id: str, answer: DeferredAnswer) -> None:
         store = self._resources.store
@@ -429,7 +399,7 @@ class Server:
         self._in_hand += 1
         self._idle.clear()
 
-    async def _report(self, work: Work, outcome: Outcome) -> None:
+    async def _report(self, work: Work, outcome: RunResult) -> None:
         try:
             await work.done(outcome)
         except Exception:
@@ -438,3 +408,8 @@ class Server:
             self._in_hand -= 1
             if not self._in_hand:
                 self._idle.set()
+
+
+def _ended(work: Work, outcome: TurnOutcome) -> RunResult:
+    """How a piece of work ended that has no run's totals to report."""
+    return RunResult(outcome, work.session_id)

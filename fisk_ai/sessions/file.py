@@ -127,6 +127,10 @@ class FileSessionStore:
         validate_session_id(run_id)
         return await self._in_thread(self._read, run_id)
 
+    async def exists(self, run_id: str) -> bool:
+        validate_session_id(run_id)
+        return await self._in_thread(self._exists, run_id)
+
     async def list(self) -> list[SessionSummary]:
         return await self._in_thread(self._list)
 
@@ -214,6 +218,9 @@ class FileSessionStore:
             raise
         last_seq = parsed.records[-1].seq
         return FileJournal(run_id, path, journal_fd, lock_fd, last_seq=last_seq, size=size)
+
+    def _exists(self, run_id: str) -> bool:
+        return self._directory_info() is not None and self._journal_path(run_id).is_file()
 
     def _read(self, run_id: str) -> builtins.list[Record]:
         self._check_directory(run_id)

@@ -194,6 +194,13 @@ class JetStreamSessionStore:
             self, binding, run_id, last_seq=record.seq, last_stream_seq=_stream_seq(last)
         )
 
+    async def exists(self, run_id: str) -> bool:
+        _validate_session_id(run_id)
+        async with self._using() as binding:
+            with self._failures(f"look up session {run_id}"):
+                last = await self._last_message(binding, self._session_filter(binding, run_id))
+        return last is not None
+
     async def read(self, run_id: str) -> list[Record]:
         _validate_session_id(run_id)
         async with self._using() as binding:

@@ -108,6 +108,10 @@ class SessionStore(Protocol):
         """Every record of a journal, in order; it need not be held open to be read."""
         ...
 
+    async def exists(self, run_id: str) -> bool:
+        """Whether a journal of that id is stored, without reading it."""
+        ...
+
     async def list(self) -> list[SessionSummary]:
         """Every stored session, most recently updated first."""
         ...

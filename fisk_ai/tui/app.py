@@ -15,7 +15,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.events import Print
 
-from fisk_ai.agent.runner import RunResult
+from fisk_ai.agent.outcome import RunResult
 from fisk_ai.screens.run import RunScreen, RunSetup
 from fisk_ai.tui.bridge import RunBridge
 from fisk_ai.tui.status import Counters, RunState

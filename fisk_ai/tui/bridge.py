@@ -20,7 +20,7 @@ from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
-    from fisk_ai.agent.runner import RunResult
+    from fisk_ai.agent.outcome import RunResult
     from fisk_ai.sessions import Conversation, SessionStore
     from fisk_ai.tools.toolset import ToolSet
 

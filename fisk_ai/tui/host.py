@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import Completed, waits
 from fisk_ai.lineui.lines import resume_hint
 from fisk_ai.lineui.run import (
     EXIT_INTERRUPTED,
@@ -115,9 +115,9 @@ async def _host(options: RunOptions) -> int:
         )
     if outcome.session_id:
         stderr_line(resume_hint(outcome.session_id, resume_flags))
-    if outcome.left_mid_turn or (result and result.stop_reason is StopReason.SUSPENDED):
+    if outcome.left_mid_turn or (result and waits(result.outcome)):
         return EXIT_INTERRUPTED
-    if outcome.error or result is None or result.stop_reason is not StopReason.COMPLETED:
+    if outcome.error or result is None or not isinstance(result.outcome, Completed):
         return 1
     return 0
 

@@ -8,8 +8,21 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
+from typing import assert_never
 
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import (
+    Abandoned,
+    BudgetSpent,
+    Completed,
+    Crashed,
+    Declined,
+    Deferred,
+    Failed,
+    IterationsSpent,
+    NotRun,
+    Suspended,
+    TurnOutcome,
+)
 from fisk_ai.llm.types import Usage
 from fisk_ai.util.sanitize import single_line
 
@@ -59,15 +72,19 @@ def can_move(current: RunState, target: RunState) -> bool:
     return target is current or target in _MOVES[current]
 
 
-def state_after_turn(stop_reason: StopReason) -> RunState:
+def state_after_turn(outcome: TurnOutcome) -> RunState:
     """How a turn that returned ended, before the chat bar opens."""
-    if stop_reason is StopReason.COMPLETED:
-        return RunState.COMPLETE
-    if stop_reason is StopReason.SUSPENDED:
-        return RunState.SUSPENDED
-    if stop_reason is StopReason.ERROR:
-        return RunState.ERROR
-    return RunState.ABORTED
+    match outcome:
+        case Completed():
+            return RunState.COMPLETE
+        case Suspended() | Deferred():
+            return RunState.SUSPENDED
+        case Failed() | Crashed() | NotRun():
+            return RunState.ERROR
+        case Declined() | IterationsSpent() | BudgetSpent() | Abandoned():
+            return RunState.ABORTED
+        case _:
+            assert_never(outcome)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from fisk_ai.a2a.conversation import AgentConversation, TurnFailed
 from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.prompts_server import LOCAL
 from fisk_ai.agent.events import PromptEvent, TextEvent, ToolCallEvent
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import Completed, Suspended
 from fisk_ai.tools.base import Tool
 from fisk_ai.tools.questions import ApprovalChoice
 from tests.a2a import test_prompts as engine
@@ -48,7 +48,7 @@ async def test_a_started_turn_answers_and_its_handle_is_the_journal(
 
     result = await conversation.start("how many streams")
 
-    assert result.stop_reason is StopReason.COMPLETED
+    assert isinstance(result.outcome, Completed)
     assert result.answer == "three streams"
     assert result.llm_calls == 1
     assert result.session_id == conversation.handle != ""
@@ -109,8 +109,8 @@ async def test_stop_parks_the_turn_and_resume_finishes_it(
     stopped = await running
     resumed = await conversation.resume(stopped.session_id)
 
-    assert stopped.stop_reason is StopReason.SUSPENDED
-    assert resumed.stop_reason is StopReason.COMPLETED
+    assert isinstance(stopped.outcome, Suspended)
+    assert isinstance(resumed.outcome, Completed)
     assert resumed.answer == "done"
 
 

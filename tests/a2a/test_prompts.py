@@ -58,7 +58,7 @@ from fisk_ai.a2a.transport import (
     elicit_subject,
     task_subject,
 )
-from fisk_ai.agent.runner import AgentSettings
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.tools.base import ExecDeps, Outcome, Tool

@@ -13,7 +13,8 @@ import pytest
 
 from fisk_ai.agent.events import EventSink
 from fisk_ai.agent.hooks import Hooks
-from fisk_ai.agent.runner import AgentSettings, Runner
+from fisk_ai.agent.runner import Runner
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider, ToolDef
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.sessions.fold import Conversation, fold

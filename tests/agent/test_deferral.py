@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pytest
 
 from fisk_ai.agent.hooks import Hooks
-from fisk_ai.agent.loop import StopReason
-from fisk_ai.agent.runner import RunResult
+from fisk_ai.agent.outcome import Completed, RunResult
+from fisk_ai.agent.outcome import Deferred as DeferredTurn
 from fisk_ai.llm.types import Role, ToolResultBlock, ToolUseBlock
 from fisk_ai.sessions import answer_deferred
 from fisk_ai.sessions.file import FileSessionStore
@@ -70,7 +70,7 @@ async def test_a_deferral_is_journaled_and_the_turn_suspends(store: FileSessionS
     result, _ = await deferred_run(store, toolset(deferring_tool()), call("t1", "approve_change"))
 
     journaled = payloads(await store.read(result.session_id))
-    assert result.stop_reason is StopReason.SUSPENDED
+    assert isinstance(result.outcome, DeferredTurn) and result.outcome.calls == ("t1",)
     assert Deferred("t1", "approve_change", note="waiting for CAB", handle="CHG-7") in journaled
     assert not any(isinstance(payload, ToolResult) for payload in journaled)
 
@@ -110,7 +110,7 @@ async def test_a_resume_before_the_answer_calls_no_model_and_runs_no_tool(
     provider = ScriptedProvider()
     resumed = await resume(store, toolset(tool), first.session_id, provider)
 
-    assert resumed.stop_reason is StopReason.SUSPENDED
+    assert isinstance(resumed.outcome, DeferredTurn) and resumed.outcome.calls == ("t1",)
     assert "waiting for CAB" in resumed.message
     assert provider.calls == 0
     assert len(tool.executed) == 1
@@ -126,7 +126,7 @@ async def test_the_answer_reaches_the_model_as_the_calls_result_on_resume(
     provider = ScriptedProvider([answer("retention changed")])
     resumed = await resume(store, tools, first.session_id, provider)
 
-    assert (resumed.stop_reason, resumed.answer) == (StopReason.COMPLETED, "retention changed")
+    assert resumed.outcome == Completed("retention changed")
     last = provider.requests[0].messages[-1]
     assert last.role is Role.USER
     assert [block for block in last.content if isinstance(block, ToolResultBlock)] == [
@@ -243,6 +243,6 @@ async def test_a_chat_follow_up_while_waiting_records_nothing(store: FileSession
         await runner.start("change the retention")
         result = await runner.follow_up("and the replicas")
 
-    assert result.stop_reason is StopReason.SUSPENDED
+    assert isinstance(result.outcome, DeferredTurn)
     assert provider.calls == 1
     assert not any(isinstance(p, User) for p in payloads(await store.read(result.session_id)))

@@ -17,11 +17,27 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.agent.gate import NO_OPERATOR
 from fisk_ai.agent.hooks import Allow, Deny, Hooks, PreToolDecision, Rewrite
-from fisk_ai.agent.loop import AgentError, StopReason
+from fisk_ai.agent.loop import AgentError
+from fisk_ai.agent.outcome import (
+    BudgetSpent,
+    Completed,
+    Declined,
+    Failed,
+    IterationsSpent,
+    Suspended,
+)
+from fisk_ai.agent.runner import Runner
 from fisk_ai.llm.registry import ProviderUnreachable
 from fisk_ai.llm.types import Role, ToolResultBlock, ToolUseBlock
 from fisk_ai.sessions.file import FileSessionStore
-from fisk_ai.sessions.records import Assistant, Decision, Terminal, TerminalReason, ToolResult
+from fisk_ai.sessions.records import (
+    Assistant,
+    Decision,
+    Record,
+    Terminal,
+    TerminalReason,
+    ToolResult,
+)
 from fisk_ai.tools.base import ExecDeps, Outcome, Tool
 from fisk_ai.tools.builtin.hitl import AskHumanConfirm
 from fisk_ai.tools.questions import ApprovalChoice, ApprovalQuestion, ConfirmQuestion
@@ -36,7 +52,7 @@ def tool_named(tools: tuple[Tool, ...], name: str) -> Tool:
     return next(tool for tool in tools if tool.name == name)
 
 
-def results_of(records: list) -> list[ToolResultBlock]:
+def results_of(records: list[Record]) -> list[ToolResultBlock]:
     return [payload.result for payload in payloads(records) if isinstance(payload, ToolResult)]
 
 
@@ -292,7 +308,7 @@ async def test_an_interrupt_at_the_approval_suspends_with_nothing_recorded_for_t
         result = await runner.start("go")
 
     records = payloads(await store.read(result.session_id))
-    assert result.stop_reason is StopReason.SUSPENDED
+    assert isinstance(result.outcome, Suspended)
     assert not any(isinstance(payload, ToolResult | Decision) for payload in records)
     assert records[-1] == Terminal(TerminalReason.SUSPENDED, result.message)
 
@@ -310,7 +326,7 @@ async def test_an_interrupt_at_an_ask_human_question_suspends_the_run(
     ) as runner:
         result = await runner.start("go")
 
-    assert result.stop_reason is StopReason.SUSPENDED
+    assert isinstance(result.outcome, Suspended)
     assert results_of(await store.read(result.session_id)) == []
 
 
@@ -372,7 +388,7 @@ async def test_the_assistant_turn_is_journaled_before_any_tool_runs(
     store: FileSessionStore, sink: RecordingSink
 ) -> None:
     seen_last: list[object] = []
-    runner_box: list = []
+    runner_box: list[Runner] = []
 
     async def peek(arguments: str, deps: ExecDeps) -> Outcome:
         records = await store.read(runner_box[0].session_id)
@@ -442,7 +458,7 @@ async def test_a_turn_stops_at_its_iteration_allowance(
     ) as runner:
         result = await runner.start("go")
 
-    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    assert isinstance(result.outcome, IterationsSpent)
     assert "llm.budget.max_iterations" in result.message
     assert provider.calls == 2
     assert payloads(await store.read(result.session_id))[-1].reason is (
@@ -461,7 +477,7 @@ async def test_the_token_budget_stops_a_turn_before_its_tool_batch(
     ) as runner:
         result = await runner.start("go")
 
-    assert result.stop_reason is StopReason.BUDGET
+    assert isinstance(result.outcome, BudgetSpent)
     assert "llm.budget.max_tokens" in result.message
     assert tool.executed == []
 
@@ -476,7 +492,7 @@ async def test_an_answer_is_returned_even_past_the_token_budget(
     ) as runner:
         result = await runner.start("go")
 
-    assert (result.stop_reason, result.answer) == (StopReason.COMPLETED, "the answer")
+    assert result.outcome == Completed("the answer")
 
 
 async def test_the_tool_set_is_taken_once_per_model_call(
@@ -520,7 +536,7 @@ async def test_a_suspend_is_noticed_at_the_next_boundary(
     ) as runner:
         result = await runner.start("go")
 
-    assert result.stop_reason is StopReason.SUSPENDED
+    assert isinstance(result.outcome, Suspended)
     assert later.executed == ["{}"]
     assert provider.calls == 1
     assert payloads(await store.read(result.session_id))[-1] == Terminal(TerminalReason.SUSPENDED)
@@ -533,7 +549,7 @@ async def test_a_reply_cut_off_at_the_output_limit_is_an_error_naming_the_settin
     async with make_runner(provider=provider, tools=toolset(), store=store, events=sink) as runner:
         result = await runner.start("go")
 
-    assert result.stop_reason is StopReason.ERROR
+    assert isinstance(result.outcome, Failed)
     assert "llm.budget.max_output_tokens" in result.message
 
 
@@ -544,7 +560,7 @@ async def test_a_refusal_ends_the_run_as_a_refusal(
     async with make_runner(provider=provider, tools=toolset(), store=store, events=sink) as runner:
         result = await runner.start("go")
 
-    assert result.stop_reason is StopReason.REFUSAL
+    assert isinstance(result.outcome, Declined)
     assert payloads(await store.read(result.session_id))[-1].reason is TerminalReason.ERROR
 
 
@@ -555,7 +571,7 @@ async def test_a_paused_turn_is_continued_with_another_call(
     async with make_runner(provider=provider, tools=toolset(), store=store, events=sink) as runner:
         result = await runner.start("go")
 
-    assert (result.stop_reason, result.answer) == (StopReason.COMPLETED, "found")
+    assert result.outcome == Completed("found")
     assert provider.requests[1].messages[-1].role is Role.ASSISTANT
 
 
@@ -568,7 +584,7 @@ async def test_a_provider_failure_ends_the_run_with_its_sentence(
     ) as runner:
         result = await runner.start("go")
 
-    assert (result.stop_reason, result.message) == (StopReason.ERROR, str(failure))
+    assert result.outcome == Failed(str(failure))
 
 
 async def test_events_report_the_call_its_result_status_thinking_and_answer(

@@ -7,9 +7,11 @@ import pytest
 
 from fisk_ai import config
 from fisk_ai.agent.hooks import Deny, Hooks
-from fisk_ai.agent.loop import AgentError, StopReason
+from fisk_ai.agent.loop import AgentError
+from fisk_ai.agent.outcome import BudgetSpent, Completed, Suspended
 from fisk_ai.agent.prompt import RESUME_REMINDER
-from fisk_ai.agent.runner import PromptDenied, SessionCompleted, settings_from_config
+from fisk_ai.agent.runner import PromptDenied, SessionCompleted
+from fisk_ai.agent.settings import settings_from_config
 from fisk_ai.llm.types import Role, ThinkingMode, ToolResultBlock, user_text
 from fisk_ai.sessions.errors import ResumeRefused
 from fisk_ai.sessions.file import FileSessionStore
@@ -159,7 +161,7 @@ async def test_a_crash_mid_batch_resumes_running_only_the_unanswered_call(
     async with make_runner(provider=provider, tools=tools, store=store, events=sink) as resumed:
         result = await resumed.resume(session_id)
 
-    assert (result.stop_reason, result.answer) == (StopReason.COMPLETED, "all done")
+    assert result.outcome == Completed("all done")
     assert (len(first.executed), len(second.executed)) == (1, 2)
     assert provider.calls == 1
     results = provider.requests[0].messages[-1].content
@@ -191,7 +193,7 @@ async def test_a_clean_suspend_resumes_with_nothing_repeated(
     ) as resumed:
         result = await resumed.resume(suspended.session_id)
 
-    assert suspended.stop_reason is StopReason.SUSPENDED
+    assert isinstance(suspended.outcome, Suspended)
     assert result.answer == "done"
     assert (first_provider.calls, second_provider.calls, len(tool.executed)) == (1, 1, 1)
     assert (result.llm_calls, result.tool_calls) == (2, 1)
@@ -428,7 +430,7 @@ async def test_a_follow_up_is_journaled_and_gets_a_fresh_allowance(
         await runner.start("one")
         result = await runner.follow_up("two")
 
-    assert (result.stop_reason, result.answer) == (StopReason.COMPLETED, "second")
+    assert result.outcome == Completed("second")
     assert User(user_text("two")) in payloads(await store.read(result.session_id))
     assert provider.requests[2].messages[-1] == user_text("two")
 
@@ -444,8 +446,8 @@ async def test_a_follow_up_past_the_token_budget_is_refused_unrecorded(
         first = await runner.start("one")
         result = await runner.follow_up("two")
 
-    assert first.stop_reason is StopReason.COMPLETED
-    assert result.stop_reason is StopReason.BUDGET
+    assert isinstance(first.outcome, Completed)
+    assert isinstance(result.outcome, BudgetSpent)
     assert provider.calls == 1
     assert not any(isinstance(p, User) for p in payloads(await store.read(result.session_id)))
 
@@ -488,7 +490,7 @@ async def test_an_interactive_conversation_resumes_at_its_last_answer(
         at_rest = await resumed.resume(first.session_id)
         follow = await resumed.follow_up("more")
 
-    assert (at_rest.stop_reason, at_rest.answer) == (StopReason.COMPLETED, "hi")
+    assert at_rest.outcome == Completed("hi")
     assert follow.answer == "again"
     assert provider.calls == 1
     assert [message.role for message in provider.requests[0].messages] == [
@@ -521,7 +523,9 @@ async def test_a_raising_prompt_hook_on_a_follow_up_ends_the_run_with_a_terminal
         with pytest.raises(AgentError, match="UserPromptSubmit hook failed"):
             await runner.follow_up("two")
 
-    assert (await folded(store, first.session_id)).terminal.reason is TerminalReason.ERROR
+    terminal = (await folded(store, first.session_id)).terminal
+    assert terminal is not None
+    assert terminal.reason is TerminalReason.ERROR
 
 
 def test_settings_come_from_the_configuration() -> None:

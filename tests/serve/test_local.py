@@ -10,7 +10,7 @@ import pytest
 
 from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.nats import NatsTransport
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import Completed
 from fisk_ai.agent.resources import ProviderOptions
 from fisk_ai.broker.server import locate_server_binary
 from fisk_ai.config import Mode, load
@@ -41,7 +41,7 @@ async def cowsay_hosted(tmp_path: Path, warnings: list[str]) -> AsyncIterator[Lo
 async def ask_for_a_joke(agent: LocalAgent) -> tuple[str, str]:
     conversation = agent.endpoint.conversation(events=RecordingSink(), prompter=ScriptedPrompter())
     result = await conversation.start("tell me a joke")
-    assert result.stop_reason is StopReason.COMPLETED, result.message
+    assert isinstance(result.outcome, Completed), result.message
     return result.answer, result.session_id
 
 

@@ -12,13 +12,12 @@ from typing import Any, cast
 
 import pytest
 
-from fisk_ai.agent.loop import StopReason
+from fisk_ai.agent.outcome import Abandoned, Completed, Crashed, IterationsSpent, RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Request, Response, ToolResultBlock
 from fisk_ai.serve.server import (
     Budget,
     Channel,
-    Outcome,
     Resources,
     Server,
     Work,
@@ -73,7 +72,7 @@ class Job:
     """One piece of work and what the server told it."""
 
     prompt: str = "go"
-    outcomes: list[Outcome] = field(default_factory=list)
+    results: list[RunResult] = field(default_factory=list)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     runs_begun: int = 0
     begun: asyncio.Event = field(default_factory=asyncio.Event)
@@ -94,9 +93,9 @@ class Job:
         )
 
     @property
-    def outcome(self) -> Outcome:
-        [outcome] = self.outcomes
-        return outcome
+    def result(self) -> RunResult:
+        [result] = self.results
+        return result
 
     def _begin(self) -> None:
         self.runs_begun += 1
@@ -104,8 +103,8 @@ class Job:
             self.calls_before_run.append(self.provider.calls)
         self.begun.set()
 
-    async def _done(self, outcome: Outcome) -> None:
-        self.outcomes.append(outcome)
+    async def _done(self, result: RunResult) -> None:
+        self.results.append(result)
         self.finished.set()
 
 
@@ -194,8 +193,8 @@ async def test_work_is_taken_before_a_slot_is_free_and_runs_once_one_is(
     await second.finished.wait()
 
     assert waited == 0
-    assert first.outcome.result is not None and first.outcome.result.answer == "done"
-    assert second.outcome.result is not None and second.outcome.result.answer == "done"
+    assert first.result.answer == "done"
+    assert second.result.answer == "done"
     assert serving.server.running == 0
 
 
@@ -217,7 +216,7 @@ async def test_a_channel_runs_no_more_turns_at_once_than_its_slots(serve: StartS
 
     assert third_begun == 0
     assert gate.peak == 2
-    assert all(job.outcome.result is not None for job in jobs)
+    assert all(isinstance(job.result.outcome, Completed) for job in jobs)
 
 
 async def test_each_channel_has_its_own_slots(serve: StartServer) -> None:
@@ -266,8 +265,7 @@ async def test_a_budget_on_the_work_limits_its_run(serve: StartServer) -> None:
     channel.offer(job.work(budget=Budget(max_iterations=1)))
     await job.finished.wait()
 
-    assert job.outcome.result is not None
-    assert job.outcome.result.stop_reason is StopReason.MAX_ITERATIONS
+    assert isinstance(job.result.outcome, IterationsSpent)
 
 
 @dataclass(eq=False)
@@ -292,7 +290,7 @@ async def test_work_without_a_prompter_has_its_gated_calls_refused(serve: StartS
     await job.finished.wait()
 
     assert gated.executed == []
-    assert job.outcome.result is not None and job.outcome.result.answer == "could not purge"
+    assert job.result.answer == "could not purge"
 
 
 async def test_work_with_a_prompter_has_its_gated_calls_asked(serve: StartServer) -> None:
@@ -336,11 +334,7 @@ async def test_completed_work_is_reported_once_with_its_result(serve: StartServe
     await channel.close()
     await serving.task
 
-    assert job.outcome.result is not None
-    assert (job.outcome.result.stop_reason, job.outcome.result.answer) == (
-        StopReason.COMPLETED,
-        "hello",
-    )
+    assert job.result.outcome == Completed("hello")
 
 
 async def test_a_crashed_run_is_reported_once_as_crashed(serve: StartServer) -> None:
@@ -356,7 +350,7 @@ async def test_a_crashed_run_is_reported_once_as_crashed(serve: StartServer) -> 
     await channel.close()
     await serving.task
 
-    assert job.outcome.crashed and job.outcome.result is None
+    assert isinstance(job.result.outcome, Crashed)
 
 
 async def test_stop_cancels_running_work_and_reports_it_abandoned(serve: StartServer) -> None:
@@ -372,7 +366,7 @@ async def test_stop_cancels_running_work_and_reports_it_abandoned(serve: StartSe
     await serving.server.stop()
     await serving.task
 
-    assert job.outcome.abandoned and job.outcome.result is None
+    assert isinstance(job.result.outcome, Abandoned)
     assert channel.closed.is_set()
 
 
@@ -393,8 +387,8 @@ async def test_work_waiting_for_a_slot_at_a_stop_is_reported_abandoned_unstarted
     await serving.server.stop()
     await serving.task
 
-    assert waiting.outcome.abandoned and waiting.runs_begun == 0
-    assert running.outcome.abandoned
+    assert isinstance(waiting.result.outcome, Abandoned) and waiting.runs_begun == 0
+    assert isinstance(running.result.outcome, Abandoned)
 
 
 async def test_a_drain_lets_running_work_finish_and_takes_no_more(serve: StartServer) -> None:
@@ -413,7 +407,7 @@ async def test_a_drain_lets_running_work_finish_and_takes_no_more(serve: StartSe
     await serving.task
 
     assert channel.closed.is_set() and still_serving
-    assert job.outcome.result is not None and job.outcome.result.answer == "done"
+    assert job.result.answer == "done"
 
 
 async def test_a_faulting_channel_drains_the_server_and_serve_raises(
@@ -436,7 +430,7 @@ async def test_a_faulting_channel_drains_the_server_and_serve_raises(
 
     with pytest.raises(ConnectionError):
         await serving.task
-    assert job.outcome.result is not None and job.outcome.result.answer == "done"
+    assert job.result.answer == "done"
 
 
 @dataclass

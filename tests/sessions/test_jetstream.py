@@ -12,8 +12,9 @@ import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StreamConfig
 
-from fisk_ai.agent.loop import StopReason
-from fisk_ai.agent.runner import AgentSettings, Runner
+from fisk_ai.agent.outcome import Completed
+from fisk_ai.agent.runner import Runner
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.sessions import (
     Claim,
@@ -403,7 +404,7 @@ async def test_a_run_is_journaled_to_the_stream_and_folds_back(
         outcome = await agent.start("how is the fleet?")
 
     conversation = fold(await store.read(outcome.session_id))
-    assert outcome.stop_reason is StopReason.COMPLETED
+    assert isinstance(outcome.outcome, Completed)
     assert conversation.completed
     assert (conversation.llm_calls, conversation.tool_calls) == (2, 1)
     assert conversation.messages[-1].text == "All green."
@@ -426,7 +427,7 @@ async def test_a_suspended_run_is_resumed_by_another_worker(
         await connection.close()
 
     records = await store.read(session_id)
-    assert outcome.stop_reason is StopReason.COMPLETED
+    assert isinstance(outcome.outcome, Completed)
     assert any(isinstance(record.payload, Claim) for record in records)
     assert fold(records).completed
 

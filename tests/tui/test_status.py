@@ -1,6 +1,21 @@
 from __future__ import annotations
 
-from fisk_ai.agent.loop import StopReason
+import pytest
+
+from fisk_ai.agent.outcome import (
+    Abandoned,
+    BudgetSpent,
+    Completed,
+    Crashed,
+    Declined,
+    Deferred,
+    Failed,
+    IterationsSpent,
+    NotRun,
+    Refusal,
+    Suspended,
+    TurnOutcome,
+)
 from fisk_ai.llm.types import Usage
 from fisk_ai.tui.status import Counters, RunState, StatusLine, state_after_turn
 
@@ -25,11 +40,26 @@ def test_a_question_blocks_the_run_and_an_answer_resumes_it() -> None:
     assert line.moved(RunState.RUNNING).state is RunState.RUNNING
 
 
-def test_a_finished_turn_maps_its_stop_reason() -> None:
-    assert state_after_turn(StopReason.COMPLETED) is RunState.COMPLETE
-    assert state_after_turn(StopReason.SUSPENDED) is RunState.SUSPENDED
-    assert state_after_turn(StopReason.ERROR) is RunState.ERROR
-    assert state_after_turn(StopReason.MAX_ITERATIONS) is RunState.ABORTED
+@pytest.mark.parametrize(
+    ("outcome", "state"),
+    [
+        (Completed("three streams"), RunState.COMPLETE),
+        (Suspended("stopped"), RunState.SUSPENDED),
+        (Deferred("waiting on call t1", ("t1",)), RunState.SUSPENDED),
+        (Failed("the model call failed"), RunState.ERROR),
+        (Crashed("a tool raised"), RunState.ERROR),
+        (NotRun(Refusal.CONVERSATION_BUSY, "busy"), RunState.ERROR),
+        (Declined("I will not"), RunState.ABORTED),
+        (IterationsSpent("out of iterations"), RunState.ABORTED),
+        (BudgetSpent("out of tokens"), RunState.ABORTED),
+        (Abandoned(), RunState.ABORTED),
+    ],
+    ids=lambda value: type(value).__name__,
+)
+def test_every_ending_of_a_turn_has_its_state_on_the_bar(
+    outcome: TurnOutcome, state: RunState
+) -> None:
+    assert state_after_turn(outcome) is state
 
 
 def test_elapsed_time_is_not_shown() -> None:

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from fisk_ai.a2a.conversation import AgentConversation
 from fisk_ai.a2a.memory import MemoryBroker
 from fisk_ai.a2a.prompts_server import LOCAL, ConversationNaming, PromptsServer
-from fisk_ai.agent.runner import AgentSettings
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider
 from fisk_ai.screens.run import RunSetup, ToolRow
 from fisk_ai.sessions.file import FileSessionStore
