@@ -28,10 +28,10 @@ from typing import Any
 
 from fisk_ai.a2a.client import call_tool
 from fisk_ai.a2a.nats import NatsTransport
-from fisk_ai.a2a.tools_server import ToolsServer
 from fisk_ai.a2a.transport import Delivery
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.llm.types import ToolDef
+from fisk_ai.serve.tools import ToolsOptions, ToolsServer
 from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
 
 IDENTITY = "bench"
@@ -116,11 +116,10 @@ async def main(calls: int, seconds: float) -> None:
             command = await fake_command_tool(Path(scratch))
             server = ToolsServer(
                 serving,
-                identity=IDENTITY,
-                version="1.0.0",
-                tools=[InstantTool(), command],
-                max_concurrent=4,
-                tool_timeout=WAIT,
+                [InstantTool(), command],
+                ToolsOptions(
+                    identity=IDENTITY, version="1.0.0", max_concurrent=4, tool_timeout=WAIT
+                ),
             )
             await server.start()
 

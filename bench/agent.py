@@ -42,6 +42,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from fisk_ai.agent.events import Event  # noqa: E402
+from fisk_ai.agent.resources import Resources  # noqa: E402
 from fisk_ai.agent.runner import Runner  # noqa: E402
 from fisk_ai.agent.settings import AgentSettings  # noqa: E402
 from fisk_ai.llm.types import (  # noqa: E402
@@ -196,6 +197,9 @@ class MemoryStore:
             raise SessionNotFound(f"no session {run_id}")
         return list(self.journals[run_id])
 
+    async def exists(self, run_id: str) -> bool:
+        return run_id in self.journals
+
     async def list(self) -> list[SessionSummary]:
         return []
 
@@ -210,13 +214,8 @@ async def runner_seconds(iterations: int, store: FileSessionStore | MemoryStore)
     settings = AgentSettings(
         model="bench", max_iterations=iterations + 1, max_tokens=10**12, system_prompt="bench"
     )
-    runner = Runner(
-        settings,
-        provider=InstantModel(iterations),
-        tools=ToolSet([ToolSource("bench", (InstantTool(),))]),
-        store=store,
-        events=NoEvents(),
-    )
+    tools = ToolSet([ToolSource("bench", (InstantTool(),))])
+    runner = Runner(Resources(settings, InstantModel(iterations), tools, store), events=NoEvents())
     started = time.perf_counter()
     async with runner:
         result = await runner.start("go")

@@ -21,7 +21,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
 
 # Textual reads this at import; the scroll animation would otherwise dominate every key press.
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
@@ -136,20 +139,27 @@ async def measure(widget: str) -> dict[str, float]:
         figures["hits"] = float(hits)
         await pilot.pause()
 
-        await pilot.press("home")
-        latencies: list[float] = []
-        for press in range(PRESSES):
-            key = "pagedown" if press < PRESSES // 2 else "pageup"
-            before = len(frames)
-            pressed = time.perf_counter()
-            await pilot.press(key)
-            await pilot.pause()
-            if len(frames) > before:
-                latencies.append(frames[before] - pressed)
+        latencies = await page_latencies(pilot, frames)
         figures["frame"] = statistics.median(latencies) if latencies else float("nan")
         figures["frames"] = float(len(latencies))
         figures["rss"] = resident_megabytes()
     return figures
+
+
+async def page_latencies(pilot: Pilot[None], frames: list[float]) -> list[float]:
+    """Page down half the presses and back up the rest; for each press that drew a frame, the
+    time from the press to that frame (``frames`` is appended to by the display hook)."""
+    await pilot.press("home")
+    latencies: list[float] = []
+    for press in range(PRESSES):
+        key = "pagedown" if press < PRESSES // 2 else "pageup"
+        before = len(frames)
+        pressed = time.perf_counter()
+        await pilot.press(key)
+        await pilot.pause()
+        if len(frames) > before:
+            latencies.append(frames[before] - pressed)
+    return latencies
 
 
 def main() -> None:

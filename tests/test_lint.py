@@ -10,7 +10,10 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.lint
+# One worker runs the linters one after another: both ruff commands write .ruff_cache, and mypy
+# over the whole tree is the longest single test, so it starts among the first (xdist hands out
+# the largest groups first).
+pytestmark = [pytest.mark.lint, pytest.mark.xdist_group("lint")]
 
 
 def run_tool(*argv: str) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,5 @@
-"""HOST. a2a v1 messages, validation, client, serving engine and transports."""
+"""HOST. The a2a v1 protocol: messages, validation, the clients and the transports. The engines
+serving it live in ``fisk_ai.serve``, which this package never imports."""
 
 from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, SCHEMA_BASE, decode, encode
 from fisk_ai.a2a.errors import (
@@ -26,7 +27,7 @@ from fisk_ai.a2a.messages import (
     new_request,
     reply_to,
 )
-from fisk_ai.a2a.prompts_client import ask
+from fisk_ai.a2a.prompts_client import PromptsClient, TurnOptions
 from fisk_ai.a2a.transport import (
     Delivery,
     Handler,
@@ -57,6 +58,7 @@ __all__ = [
     "Message",
     "MessageTooLarge",
     "NoResponders",
+    "PromptsClient",
     "ProtocolId",
     "RemoteServiceError",
     "RequestTimeout",
@@ -64,10 +66,10 @@ __all__ = [
     "Subscription",
     "Transport",
     "TransportClosed",
+    "TurnOptions",
     "UnexpectedProtocol",
     "UnknownEvent",
     "UnknownProtocol",
-    "ask",
     "cancel_subject",
     "decode",
     "discovery_subject",

@@ -6,17 +6,17 @@ events, answer its questions through their prompter, and get how each turn ended
 The conversation is the token the first ack handed back; a follow-up or a resume sends it again.
 
 ``handle`` is what ``fisk run --resume`` takes to continue the conversation: the token. For a
-hosted run the token is the session id itself (see ``prompts_server.LOCAL``).
+hosted run the token is the session id itself (see ``fisk_ai.serve.prompts.LOCAL``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
-from fisk_ai.a2a import prompts_client
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
 from fisk_ai.a2a.events import event_from_message
 from fisk_ai.a2a.messages import (
@@ -24,10 +24,10 @@ from fisk_ai.a2a.messages import (
     EventMessage,
     Identity,
     TerminalError,
-    TerminalResult,
     UnknownEvent,
 )
 from fisk_ai.a2a.outcome import totals_of
+from fisk_ai.a2a.prompts_client import MAX_REPLAY_BLOCKS, PromptsClient, Terminal, TurnOptions
 from fisk_ai.agent.events import Event, EventSink, StatusEvent
 from fisk_ai.agent.outcome import Crashed, NotRun, RunResult
 from fisk_ai.errors import FiskError
@@ -38,13 +38,6 @@ if TYPE_CHECKING:
     from fisk_ai.tools.questions import Prompter
 
 __all__ = ["AgentConversation", "TurnFailed"]
-
-class _TurnOptions(TypedDict):
-    request_timeout: timedelta
-    on_event: prompts_client.EventCallback
-    prompter: Prompter
-    sender: Identity
-    on_ack: Callable[[Ack], None]
 
 
 @dataclass
@@ -85,18 +78,17 @@ class AgentConversation:
         prompter: Prompter,
         sender: Identity = DEFAULT_CLIENT_IDENTITY,
     ) -> None:
-        self._transport = transport
-        self._identity = identity
-        self._request_timeout = request_timeout
+        self._client = PromptsClient(
+            transport, identity, request_timeout=request_timeout, sender=sender
+        )
         self._events = events
         self._prompter = prompter
-        self._sender = sender
         self._token: str | None = None
         self._request: str | None = None
 
     @property
     def identity(self) -> str:
-        return self._identity
+        return self._client.identity
 
     @property
     def handle(self) -> str:
@@ -107,37 +99,21 @@ class AgentConversation:
         """Open a new conversation with ``prompt``."""
         self._token = None
         return await self._turn(
-            lambda request: prompts_client.ask(
-                self._transport, self._identity, prompt, request=request, **self._common()
-            )
+            lambda options: self._client.ask(prompt, options=options), TurnOptions()
         )
 
     async def follow_up(self, prompt: str) -> RunResult:
         """The next turn of this conversation."""
         token = self._require_token()
         return await self._turn(
-            lambda request: prompts_client.ask(
-                self._transport,
-                self._identity,
-                prompt,
-                token=token,
-                request=request,
-                **self._common(),
-            )
+            lambda options: self._client.ask(prompt, token=token, options=options), TurnOptions()
         )
 
     async def resume(self, handle: str, *, force: bool = False) -> RunResult:
         """Continue conversation ``handle`` where its run stopped; it becomes this one."""
         self._token = handle
         return await self._turn(
-            lambda request: prompts_client.resume(
-                self._transport,
-                self._identity,
-                handle,
-                force=force,
-                request=request,
-                **self._common(),
-            )
+            lambda options: self._client.resume(handle, options), TurnOptions(force=force)
         )
 
     async def stop(self) -> None:
@@ -146,28 +122,16 @@ class AgentConversation:
         rather than taking the giving up as an answer."""
         request = self._request
         if request is not None:
-            await prompts_client.cancel(
-                self._transport,
-                self._identity,
-                request,
-                reason="stopped by the operator",
-                sender=self._sender,
-            )
+            await self._client.cancel(request, reason="stopped by the operator")
 
-    async def read(
-        self, handle: str, *, blocks: int = prompts_client.MAX_REPLAY_BLOCKS
-    ) -> list[Event]:
+    async def read(self, handle: str, *, blocks: int = MAX_REPLAY_BLOCKS) -> list[Event]:
         """The last ``blocks`` blocks of conversation ``handle`` (whole turns), as loop events;
         reading runs nothing and leaves this conversation as it is."""
         replayed = _ReplayedEvents()
-        terminal = await prompts_client.read(
-            self._transport,
-            self._identity,
+        terminal = await self._client.read(
             handle,
             replay=blocks,
-            request_timeout=self._request_timeout,
             on_event=lambda message: replayed.take(event_from_message(message)),
-            sender=self._sender,
         )
         if isinstance(terminal, TerminalError):
             raise TurnFailed(terminal.error)
@@ -177,23 +141,22 @@ class AgentConversation:
         """Let go of the conversation; the next ``start`` opens another."""
         self._token = None
 
-    def _common(self) -> _TurnOptions:
-        return {
-            "request_timeout": self._request_timeout,
-            "on_event": self._on_event,
-            "prompter": self._prompter,
-            "sender": self._sender,
-            "on_ack": self._on_ack,
-        }
-
     async def _turn(
-        self, send: Callable[[str], Awaitable[TerminalResult | TerminalError]]
+        self, send: Callable[[TurnOptions], Awaitable[Terminal]], options: TurnOptions
     ) -> RunResult:
+        """Run one turn, tagged so ``stop`` can name it, listening as this conversation does."""
         if self._request is not None:
             raise RuntimeError("a turn of this conversation is already running")
         self._request = new_ksuid()
+        listening = dataclasses.replace(
+            options,
+            request=self._request,
+            on_event=self._on_event,
+            prompter=self._prompter,
+            on_ack=self._on_ack,
+        )
         try:
-            terminal = await send(self._request)
+            terminal = await send(listening)
         finally:
             self._request = None
         return self._result(terminal)
@@ -212,7 +175,7 @@ class AgentConversation:
             raise RuntimeError("start the conversation before sending a follow-up")
         return self._token
 
-    def _result(self, terminal: TerminalResult | TerminalError) -> RunResult:
+    def _result(self, terminal: Terminal) -> RunResult:
         result = totals_of(terminal, self.handle)
         # Refused, or ended by a crash: there is no turn's result to show, only the sentence.
         if isinstance(result.outcome, NotRun | Crashed):

@@ -1,14 +1,19 @@
-"""Sending a prompt to another agent and reading its reply set.
+"""Sending prompts to another agent and reading its reply sets: the caller's side of prompts.
 
-``ask`` sends a request.prompt on the agent's task subject and reads the reply set in sequence
-order: the ack, the events (passed to ``on_event``), the questions (answered through the given
-prompter, holding each open with elicit.waiting every wait_ms / 3 while a person thinks), and the
-terminal result or error, which it returns. A refused prompt is a terminal error like any other,
-not an exception; a peer that does not answer at all, or a reply set with a hole in it, raises.
+A ``PromptsClient`` talks to one agent on one transport. ``ask`` sends a request.prompt on the
+agent's task subject and reads the reply set in sequence order: the ack, the events (passed to
+``on_event``), the questions (answered through the given prompter, holding each open with
+elicit.waiting every wait_ms / 3 while a person thinks), and the terminal result or error, which
+it returns. ``resume``, ``answer`` and ``read`` send the other requests and read their reply sets
+the same way; ``cancel`` asks a running turn to stop. A refused request is a terminal error like
+any other, not an exception; a peer that does not answer at all, or a reply set with a hole in
+it, raises.
 
 The idle limit applies to the gap between two messages rather than to the whole turn, since a run
 may think for a long time without being stuck. It is floored at three keepalive intervals, and it
 does not run while one of our questions is in front of a person.
+
+The constants a serving engine and its callers share live here, on the protocol's side.
 """
 
 from __future__ import annotations
@@ -16,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, cast
 
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
 from fisk_ai.a2a.codec import decode, encode
@@ -28,7 +33,6 @@ from fisk_ai.a2a.errors import (
     RequestTimeout,
 )
 from fisk_ai.a2a.messages import (
-    EVENT_PROTOCOL_PREFIX,
     Ack,
     Budget,
     Cancel,
@@ -45,7 +49,6 @@ from fisk_ai.a2a.messages import (
     ElicitRequestSelect,
     ElicitWaiting,
     EventMessage,
-    Header,
     Identity,
     Message,
     RequestAnswer,
@@ -56,7 +59,7 @@ from fisk_ai.a2a.messages import (
     TerminalResult,
     UnknownEvent,
     new_request,
-    reply_to,
+    reply_header,
 )
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.transport import (
@@ -86,12 +89,10 @@ __all__ = [
     "MAX_REPLAY_BLOCKS",
     "ElicitRequest",
     "EventCallback",
-    "answer",
-    "ask",
-    "cancel",
+    "PromptsClient",
+    "Terminal",
+    "TurnOptions",
     "idle_limit",
-    "read",
-    "resume",
 ]
 
 KEEPALIVE_INTERVAL = timedelta(seconds=10)
@@ -100,10 +101,13 @@ KEEPALIVE_INTERVAL = timedelta(seconds=10)
 MAX_REPLAY_BLOCKS = 200
 """The most blocks a request.read is answered with, whatever it asks for."""
 
+
 ElicitRequest = (
     ElicitRequestApprove | ElicitRequestConfirm | ElicitRequestSelect | ElicitRequestInput
 )
 EventCallback = Callable[[EventMessage | UnknownEvent], None]
+Terminal = TerminalResult | TerminalError
+_Request = RequestPrompt | RequestResume | RequestAnswer | RequestRead
 
 _ELICIT_TIMEOUT = timedelta(seconds=10)
 """How long an answer, a waiting or a cancel waits for the worker to take it."""
@@ -114,260 +118,254 @@ def idle_limit(request_timeout: timedelta) -> timedelta:
     return max(request_timeout, 3 * KEEPALIVE_INTERVAL)
 
 
-async def ask(
-    transport: Transport,
-    identity: str,
-    prompt: str,
-    *,
-    request_timeout: timedelta,
-    token: str | None = None,
-    context: str = "",
-    budget: Budget | None = None,
-    stream: bool = True,
-    on_event: EventCallback | None = None,
-    prompter: Prompter | None = None,
-    sender: Identity = DEFAULT_CLIENT_IDENTITY,
-    request: str | None = None,
-    on_ack: Callable[[Ack], None] | None = None,
-    force: bool = False,
-) -> TerminalResult | TerminalError:
-    """Run ``prompt`` on agent ``identity`` (the next turn of conversation ``token`` when given)
-    and return the message ending its reply set. ``request`` is the turn's tag, minted here
-    when not given; the ack, with the conversation token for a later turn, goes to ``on_ack``.
-    ``force`` continues a conversation whose agent changed since its last turn."""
-    message = new_request(
-        RequestPrompt,
-        sender=sender,
-        recipient=Identity(name=identity),
-        request=request or new_ksuid(),
-        prompt=prompt,
-        context=context,
-        budget=budget,
-        stream=stream,
-        conversation_token=token,
-        force=force,
-    )
-    return await _exchange(
-        transport,
-        identity,
-        message,
-        request_timeout=request_timeout,
-        on_event=on_event,
-        prompter=prompter,
-        sender=sender,
-        on_ack=on_ack,
-    )
+@dataclass(frozen=True)
+class TurnOptions:
+    """How one turn is asked for and listened to; every field may be left as it is."""
+
+    budget: Budget | None = None
+    stream: bool = True
+    force: bool = False
+    """Continue a conversation whose agent changed since its last turn."""
+    request: str | None = None
+    """The turn's tag, minted when None; a caller that may cancel the turn picks it."""
+    on_event: EventCallback | None = None
+    prompter: Prompter | None = None
+    """Who answers the run's questions; nobody (every question refused) when None."""
+    on_ack: Callable[[Ack], None] | None = None
+    """Gets the ack, which carries the conversation token for a later turn."""
 
 
-async def resume(
-    transport: Transport,
-    identity: str,
-    token: str,
-    *,
-    request_timeout: timedelta,
-    force: bool = False,
-    budget: Budget | None = None,
-    stream: bool = True,
-    on_event: EventCallback | None = None,
-    prompter: Prompter | None = None,
-    sender: Identity = DEFAULT_CLIENT_IDENTITY,
-    request: str | None = None,
-    on_ack: Callable[[Ack], None] | None = None,
-) -> TerminalResult | TerminalError:
-    """Continue the run of conversation ``token`` on agent ``identity`` where it stopped, with no
-    new prompt; ``force`` continues although the agent changed. Returns the message ending the
-    reply set."""
-    message = new_request(
-        RequestResume,
-        sender=sender,
-        recipient=Identity(name=identity),
-        request=request or new_ksuid(),
-        conversation_token=token,
-        budget=budget,
-        stream=stream,
-        force=force,
-    )
-    return await _exchange(
-        transport,
-        identity,
-        message,
-        request_timeout=request_timeout,
-        on_event=on_event,
-        prompter=prompter,
-        sender=sender,
-        on_ack=on_ack,
-    )
+class PromptsClient:
+    """Requests to agent ``identity`` on ``transport``, sent as ``sender``. ``request_timeout``
+    bounds the wait for each next message of a reply set (see ``idle_limit``)."""
 
+    def __init__(
+        self,
+        transport: Transport,
+        identity: str,
+        *,
+        request_timeout: timedelta,
+        sender: Identity = DEFAULT_CLIENT_IDENTITY,
+    ) -> None:
+        self._transport = transport
+        self._identity = identity
+        self._request_timeout = request_timeout
+        self._sender = sender
 
-async def cancel(
-    transport: Transport,
-    identity: str,
-    request: str,
-    *,
-    reason: str = "",
-    sender: Identity = DEFAULT_CLIENT_IDENTITY,
-) -> bool:
-    """Ask agent ``identity`` to stop the turn of ``request`` at its next safe point; the turn
-    then ends suspended on its own reply set. False when no worker holds that turn any more."""
-    message = new_request(
-        Cancel,
-        sender=sender,
-        recipient=Identity(name=identity),
-        request=request,
-        reason=reason,
-    )
-    try:
-        await transport.request(
-            cancel_subject(identity, request),
-            encode(cast(Message, message)),
-            timeout=_ELICIT_TIMEOUT,
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def sender(self) -> Identity:
+        return self._sender
+
+    async def ask(
+        self,
+        prompt: str,
+        *,
+        token: str | None = None,
+        context: str = "",
+        options: TurnOptions | None = None,
+    ) -> Terminal:
+        """Run ``prompt`` (the next turn of conversation ``token`` when given) and return the
+        message ending its reply set."""
+        options = options or TurnOptions()
+        message = new_request(
+            RequestPrompt,
+            sender=self._sender,
+            recipient=Identity(name=self._identity),
+            request=options.request or new_ksuid(),
+            prompt=prompt,
+            context=context,
+            budget=options.budget,
+            stream=options.stream,
+            conversation_token=token,
+            force=options.force,
         )
-    except A2AError:
-        return False
-    return True
+        return await self._exchange(message, options)
 
+    async def resume(self, token: str, options: TurnOptions | None = None) -> Terminal:
+        """Continue the run of conversation ``token`` where it stopped, with no new prompt.
+        Returns the message ending the reply set."""
+        options = options or TurnOptions()
+        message = new_request(
+            RequestResume,
+            sender=self._sender,
+            recipient=Identity(name=self._identity),
+            request=options.request or new_ksuid(),
+            conversation_token=token,
+            budget=options.budget,
+            stream=options.stream,
+            force=options.force,
+        )
+        return await self._exchange(message, options)
 
-async def read(
-    transport: Transport,
-    identity: str,
-    token: str,
-    *,
-    replay: int,
-    request_timeout: timedelta,
-    on_event: EventCallback | None = None,
-    sender: Identity = DEFAULT_CLIENT_IDENTITY,
-    request: str | None = None,
-) -> TerminalResult | TerminalError:
-    """Read back the last ``replay`` blocks of conversation ``token`` on agent ``identity``.
-    The blocks, between the replay_start and replay_end statuses, go to ``on_event``."""
-    message = new_request(
-        RequestRead,
-        sender=sender,
-        recipient=Identity(name=identity),
-        request=request or new_ksuid(),
-        conversation_token=token,
-        replay=replay,
-    )
-    return await _exchange(
-        transport, identity, message, request_timeout=request_timeout, on_event=on_event
-    )
+    async def answer(
+        self, token: str, late: LateAnswer, options: TurnOptions | None = None
+    ) -> Terminal:
+        """Answer the call ``late`` names in conversation ``token`` after its run ended: a
+        deferred call takes the answer as its result, an approval is answered when the run,
+        resumed by this request, asks again. Returns the message ending the resumed run's
+        reply set."""
+        options = options or TurnOptions()
+        message = new_request(
+            RequestAnswer,
+            sender=self._sender,
+            recipient=Identity(name=self._identity),
+            request=options.request or new_ksuid(),
+            conversation_token=token,
+            answer=late,
+            budget=options.budget,
+            stream=options.stream,
+            force=options.force,
+        )
+        return await self._exchange(message, options)
 
+    async def read(
+        self,
+        token: str,
+        *,
+        replay: int,
+        on_event: EventCallback | None = None,
+        request: str | None = None,
+    ) -> Terminal:
+        """Read back the last ``replay`` blocks of conversation ``token``. The blocks, between
+        the replay_start and replay_end statuses, go to ``on_event``."""
+        message = new_request(
+            RequestRead,
+            sender=self._sender,
+            recipient=Identity(name=self._identity),
+            request=request or new_ksuid(),
+            conversation_token=token,
+            replay=replay,
+        )
+        return await self._exchange(message, TurnOptions(on_event=on_event))
 
-async def answer(
-    transport: Transport,
-    identity: str,
-    token: str,
-    late: LateAnswer,
-    *,
-    request_timeout: timedelta,
-    budget: Budget | None = None,
-    stream: bool = True,
-    on_event: EventCallback | None = None,
-    prompter: Prompter | None = None,
-    sender: Identity = DEFAULT_CLIENT_IDENTITY,
-    request: str | None = None,
-) -> TerminalResult | TerminalError:
-    """Answer the call ``late`` names in conversation ``token`` after its run ended: a deferred
-    call takes the answer as its result, an approval is answered when the run, resumed by this
-    request, asks again. Returns the message ending the resumed run's reply set."""
-    message = new_request(
-        RequestAnswer,
-        sender=sender,
-        recipient=Identity(name=identity),
-        request=request or new_ksuid(),
-        conversation_token=token,
-        answer=late,
-        budget=budget,
-        stream=stream,
-    )
-    return await _exchange(
-        transport,
-        identity,
-        message,
-        request_timeout=request_timeout,
-        on_event=on_event,
-        prompter=prompter,
-        sender=sender,
-    )
+    async def cancel(self, request: str, *, reason: str = "") -> bool:
+        """Ask the agent to stop the turn of ``request`` at its next safe point; the turn then
+        ends suspended on its own reply set. False when no worker holds that turn any more."""
+        message = new_request(
+            Cancel,
+            sender=self._sender,
+            recipient=Identity(name=self._identity),
+            request=request,
+            reason=reason,
+        )
+        try:
+            await self._transport.request(
+                cancel_subject(self._identity, request), encode(message), timeout=_ELICIT_TIMEOUT
+            )
+        except A2AError:
+            return False
+        return True
 
+    async def _exchange(self, message: _Request, options: TurnOptions) -> Terminal:
+        """Send ``message`` on the agent's task subject and read its reply set to the end."""
+        transport = self._transport
+        subject = task_subject(self._identity)
+        arrived: asyncio.Queue[Delivery] = asyncio.Queue()
 
-async def _exchange(
-    transport: Transport,
-    identity: str,
-    message: Header,
-    *,
-    request_timeout: timedelta,
-    on_event: EventCallback | None = None,
-    prompter: Prompter | None = None,
-    sender: Identity = DEFAULT_CLIENT_IDENTITY,
-    on_ack: Callable[[Ack], None] | None = None,
-) -> TerminalResult | TerminalError:
-    """Send ``message`` on the agent's task subject and read its reply set to the end."""
-    subject = task_subject(identity)
-    arrived: asyncio.Queue[Delivery] = asyncio.Queue()
+        async def keep(delivery: Delivery) -> None:
+            arrived.put_nowait(delivery)
 
-    async def keep(delivery: Delivery) -> None:
-        arrived.put_nowait(delivery)
-
-    limit = idle_limit(request_timeout).total_seconds()
-    answering = prompter or NoOperator()
-    # Subscribed before the request goes out, on the same connection, so nothing is missed.
-    inbox = await transport.subscribe(transport.new_inbox(), keep)
-    try:
-        await transport.publish(subject, encode(cast(Message, message)), reply=inbox.subject)
-        expected = 1
-        while True:
-            try:
-                async with asyncio.timeout(limit):
-                    delivery = await arrived.get()
-            except TimeoutError:
-                raise RequestTimeout(
-                    f"remote agent unavailable: nothing came on the reply set of {subject} for "
-                    f"{limit:g}s; check that agent {identity} is running"
-                ) from None
-            failure = reply_failure(delivery, subject)
-            if isinstance(failure, NoResponders):
-                raise NoResponders(
-                    f"remote agent unavailable: nothing answers on {subject}; check that agent "
-                    f"{identity} is running and that its identity is spelled the same here"
-                ) from None
-            if failure is not None:
-                raise failure
-            reply = decode(delivery.data, direction=Direction.TO_CALLER)
-            if reply.request != message.request:
-                continue
-            if reply.sequence != expected:
-                raise InvalidMessage(
-                    f"agent {identity} sent message {reply.sequence} of request "
-                    f"{message.request} where {expected} was due; the reply set has a gap"
-                )
-            expected += 1
-            match reply:
-                case TerminalResult() | TerminalError():
+        # Subscribed before the request goes out, on the same connection, so nothing is missed.
+        inbox = await transport.subscribe(transport.new_inbox(), keep)
+        try:
+            await transport.publish(subject, encode(message), reply=inbox.subject)
+            expected = 1
+            while True:
+                reply = await self._next_reply(arrived, subject)
+                if reply.request != message.request:
+                    continue
+                if reply.sequence != expected:
+                    raise InvalidMessage(
+                        f"agent {self._identity} sent message {reply.sequence} of request "
+                        f"{message.request} where {expected} was due; the reply set has a gap"
+                    )
+                expected += 1
+                if isinstance(reply, TerminalResult | TerminalError):
                     return reply
-                case Ack():
-                    if on_ack is not None:
-                        on_ack(reply)
-                case (
-                    ElicitRequestApprove()
-                    | ElicitRequestConfirm()
-                    | ElicitRequestSelect()
-                    | ElicitRequestInput()
-                ):
-                    await _answer(transport, identity, reply, answering, sender)
-                case UnknownEvent():
-                    if on_event is not None:
-                        on_event(reply)
-                case _:
-                    if on_event is not None and _is_event(reply):
-                        on_event(cast(EventMessage, reply))
-    finally:
-        with contextlib.suppress(A2AError):
-            await inbox.unsubscribe()
+                await self._take(reply, options)
+        finally:
+            with contextlib.suppress(A2AError):
+                await inbox.unsubscribe()
 
+    async def _next_reply(self, arrived: asyncio.Queue[Delivery], subject: str) -> Message:
+        limit = idle_limit(self._request_timeout).total_seconds()
+        try:
+            async with asyncio.timeout(limit):
+                delivery = await arrived.get()
+        except TimeoutError:
+            raise RequestTimeout(
+                f"remote agent unavailable: nothing came on the reply set of {subject} for "
+                f"{limit:g}s; check that agent {self._identity} is running"
+            ) from None
+        failure = reply_failure(delivery, subject)
+        if isinstance(failure, NoResponders):
+            raise NoResponders(
+                f"remote agent unavailable: nothing answers on {subject}; check that agent "
+                f"{self._identity} is running and that its identity is spelled the same here"
+            ) from None
+        if failure is not None:
+            raise failure
+        return decode(delivery.data, direction=Direction.TO_CALLER)
 
-def _is_event(message: Message) -> bool:
-    return message.protocol.startswith(EVENT_PROTOCOL_PREFIX)
+    async def _take(self, reply: Message, options: TurnOptions) -> None:
+        """Pass on a message of the reply set before its end."""
+        match reply:
+            case Ack():
+                if options.on_ack is not None:
+                    options.on_ack(reply)
+            case (
+                ElicitRequestApprove()
+                | ElicitRequestConfirm()
+                | ElicitRequestSelect()
+                | ElicitRequestInput()
+            ):
+                await self._answer_question(reply, options.prompter or NoOperator())
+            case _:
+                if options.on_event is not None and isinstance(reply, EventMessage | UnknownEvent):
+                    options.on_event(reply)
+
+    async def _answer_question(self, request: ElicitRequest, prompter: Prompter) -> None:
+        """Put the question to ``prompter`` and send its answer, holding the question open with
+        a waiting every wait_ms / 3 meanwhile. A question the worker no longer holds (404) is
+        dropped without an answer."""
+        subject = elicit_subject(self._identity, request.request)
+        holding: asyncio.Task[None] | None = None
+        if request.wait_ms:
+            holding = asyncio.get_running_loop().create_task(self._hold_open(subject, request))
+        answer: Answer = None
+        try:
+            if prompter.can_prompt():
+                answer = await prompter.ask(_question(request))
+        except QuestionInterrupted:
+            answer = None
+        finally:
+            if holding is not None:
+                holding.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await holding
+        reply = _reply(request, answer, self._sender)
+        try:
+            await self._transport.request(subject, encode(reply), timeout=_ELICIT_TIMEOUT)
+        except A2AError:
+            # A 404 means the worker gave the question up; either way the reply set says what
+            # comes next.
+            return
+
+    async def _hold_open(self, subject: str, request: ElicitRequest) -> None:
+        interval = (request.wait_ms or 0) / 3000
+        while True:
+            await asyncio.sleep(interval)
+            waiting = ElicitWaiting(
+                **reply_header(request, sender=self._sender), question_id=request.question_id
+            )
+            try:
+                await self._transport.request(subject, encode(waiting), timeout=_ELICIT_TIMEOUT)
+            except A2AError:
+                return
 
 
 def _question(request: ElicitRequest) -> Question:
@@ -389,70 +387,20 @@ def _question(request: ElicitRequest) -> Question:
 
 
 def _reply(request: ElicitRequest, answer: Answer, sender: Identity) -> Message:
-    common: dict[str, Any] = {"sender": sender, "question_id": request.question_id}
-    reply: Header
+    """The elicit reply giving ``answer`` to ``request``; an answer that does not fit the
+    question (or none) says nobody was there to answer."""
+    header = reply_header(request, sender=sender)
+    question_id = request.question_id
     match request, answer:
         case ElicitRequestApprove(), ApprovalChoice():
-            reply = reply_to(
-                request, ElicitReplyApprove, choice=ElicitChoice(answer.value), **common
+            return ElicitReplyApprove(
+                **header, question_id=question_id, choice=ElicitChoice(answer.value)
             )
         case ElicitRequestConfirm(), bool():
-            reply = reply_to(request, ElicitReplyConfirm, confirmed=answer, **common)
+            return ElicitReplyConfirm(**header, question_id=question_id, confirmed=answer)
         case ElicitRequestSelect(), int() if not isinstance(answer, bool):
-            reply = reply_to(request, ElicitReplySelect, index=answer, **common)
+            return ElicitReplySelect(**header, question_id=question_id, index=answer)
         case ElicitRequestInput(), str():
-            reply = reply_to(request, ElicitReplyInput, value=answer, **common)
+            return ElicitReplyInput(**header, question_id=question_id, value=answer)
         case _:
-            reply = reply_to(request, ElicitReplyNoOperator, **common)
-    return cast(Message, reply)
-
-
-async def _answer(
-    transport: Transport,
-    identity: str,
-    request: ElicitRequest,
-    prompter: Prompter,
-    sender: Identity,
-) -> None:
-    """Put the question to ``prompter`` and send its answer, holding the question open with a
-    waiting every wait_ms / 3 meanwhile. A question the worker no longer holds (404) is
-    dropped without an answer."""
-    subject = elicit_subject(identity, request.request)
-    holding: asyncio.Task[None] | None = None
-    if request.wait_ms:
-        holding = asyncio.get_running_loop().create_task(
-            _hold_open(transport, subject, request, sender)
-        )
-    answer: Answer = None
-    try:
-        if prompter.can_prompt():
-            answer = await prompter.ask(_question(request))
-    except QuestionInterrupted:
-        answer = None
-    finally:
-        if holding is not None:
-            holding.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await holding
-    reply = _reply(request, answer, sender)
-    try:
-        await transport.request(subject, encode(reply), timeout=_ELICIT_TIMEOUT)
-    except A2AError:
-        # A 404 means the worker gave the question up; either way the reply set says what next.
-        return
-
-
-async def _hold_open(
-    transport: Transport, subject: str, request: ElicitRequest, sender: Identity
-) -> None:
-    interval = (request.wait_ms or 0) / 3000
-    while True:
-        await asyncio.sleep(interval)
-        waiting = cast(
-            Message,
-            reply_to(request, ElicitWaiting, sender=sender, question_id=request.question_id),
-        )
-        try:
-            await transport.request(subject, encode(waiting), timeout=_ELICIT_TIMEOUT)
-        except A2AError:
-            return
+            return ElicitReplyNoOperator(**header, question_id=question_id)

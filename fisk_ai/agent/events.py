@@ -58,6 +58,22 @@ class ToolResultEvent:
     exec: ExecRecord | None = None
 
 
+class StatusPhase(enum.StrEnum):
+    """The phases this build reports. ``StatusEvent.phase`` stays a string, because a remote
+    peer may report a phase this build does not know."""
+
+    CALLING_LLM = "calling-llm"
+    """A model call returned; ``usage`` is what it cost."""
+    WORKING = "working"
+    """A keepalive while a served run is quiet, so a caller can tell it from a lost worker."""
+    REPLAY_START = "replay_start"
+    """A stored conversation's replay begins."""
+    REPLAY_END = "replay_end"
+    """A replay ended; ``count`` blocks were sent, ``truncated`` when older ones were left out."""
+    EXECUTING_TOOL = "executing-tool"
+    """A keepalive while a served tool call runs."""
+
+
 @dataclass(frozen=True)
 class StatusEvent:
     iteration: int = 0

@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from fisk_ai.agent.events import (
     EventSink,
     StatusEvent,
+    StatusPhase,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
@@ -46,14 +47,13 @@ from fisk_ai.agent.outcome import (
 )
 from fisk_ai.agent.outcome import Deferred as DeferredTurn
 from fisk_ai.agent.replay import call_command
-from fisk_ai.agent.settings import AgentSettings
+from fisk_ai.agent.resources import Resources
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import (
     STOP_MAX_TOKENS,
     STOP_PAUSE_TURN,
     STOP_REFUSAL,
     Message,
-    Provider,
     Request,
     Role,
     ThinkingBlock,
@@ -89,10 +89,17 @@ __all__ = [
     "Fenced",
     "JournalWriter",
     "TurnState",
+    "current_tools",
     "deferred_turn",
 ]
 
 CurrentTools = Callable[[], ToolSet]
+
+
+def current_tools(resources: Resources) -> CurrentTools:
+    """The function returning the tool set a model call sees."""
+    tools = resources.tools
+    return tools if callable(tools) else (lambda: tools)
 
 
 INTERRUPTED = (
@@ -105,9 +112,7 @@ def deferred_turn(run_id: str, deferred: Iterable[Deferred]) -> DeferredTurn:
     """How a turn ends while deferred calls have no answer: what they wait for and how to
     supply it."""
     calls = list(deferred)
-    return DeferredTurn(
-        _waiting_message(run_id, calls), tuple(call.tool_use_id for call in calls)
-    )
+    return DeferredTurn(_waiting_message(run_id, calls), tuple(call.tool_use_id for call in calls))
 
 
 def _waiting_message(run_id: str, calls: list[Deferred]) -> str:
@@ -219,6 +224,20 @@ class JournalWriter:
         )
 
 
+def _rewritten(call: ToolUseBlock, rewrite: Rewrite, tools: ToolSet) -> tuple[ToolUseBlock, Tool]:
+    """The call a PreToolUse hook rewrote ``call`` into; Aborted when it cannot run."""
+    tool = tools.get(rewrite.name)
+    if tool is None:
+        raise Aborted(
+            f'a PreToolUse hook rewrote call {call.id} to the unknown tool "{rewrite.name}"'
+        )
+    try:
+        parse_arguments(rewrite.name, rewrite.input)
+    except ArgumentsError as exc:
+        raise Aborted(f"a PreToolUse hook rewrote call {call.id} badly: {exc}") from None
+    return ToolUseBlock(call.id, rewrite.name, rewrite.input), tool
+
+
 def _arguments_mapping(tool_name: str, arguments: str) -> Mapping[str, Any]:
     try:
         return parse_arguments(tool_name, arguments)
@@ -232,27 +251,24 @@ class AgentLoop:
 
     def __init__(
         self,
-        settings: AgentSettings,
+        resources: Resources,
         *,
-        provider: Provider,
-        tools: CurrentTools,
         journal: JournalWriter,
         events: EventSink,
         system: tuple[str, ...],
         gate: ConfirmGate,
         prompter: Prompter | None,
-        hooks: Hooks,
         suspend: asyncio.Event,
     ) -> None:
-        self._settings = settings
-        self._provider = provider
-        self._tools = tools
+        self._settings = resources.settings
+        self._provider = resources.provider
+        self._tools = current_tools(resources)
         self._journal = journal
         self._events = events
         self._system = system
         self._gate = gate
         self._prompter = prompter
-        self._hooks = hooks
+        self._hooks = resources.hooks or Hooks()
         self._suspend = suspend
         self._warned_sent_directly = False
 
@@ -352,7 +368,9 @@ class AgentLoop:
         state.usage += usage
         state.messages.append(message)
 
-        self._events.emit(StatusEvent(iteration=iteration, phase="calling-llm", usage=usage))
+        self._events.emit(
+            StatusEvent(iteration=iteration, phase=StatusPhase.CALLING_LLM, usage=usage)
+        )
         calls = message.tool_uses
         self._emit_prose(message, final=answers_the_prompt(message, response.stop_reason))
 
@@ -428,17 +446,7 @@ class AgentLoop:
             self._emit_call(call, tool)
             return await self._answer(call, tool, Outcome(decision.reason, is_error=True))
         if isinstance(decision, Rewrite):
-            rewritten = tools.get(decision.name)
-            if rewritten is None:
-                raise Aborted(
-                    f"a PreToolUse hook rewrote call {call.id} to the unknown tool "
-                    f'"{decision.name}"'
-                )
-            try:
-                parse_arguments(decision.name, decision.input)
-            except ArgumentsError as exc:
-                raise Aborted(f"a PreToolUse hook rewrote call {call.id} badly: {exc}") from None
-            call, tool = ToolUseBlock(call.id, decision.name, decision.input), rewritten
+            call, tool = _rewritten(call, decision, tools)
         self._emit_call(call, tool)
 
         # 4. Validate the arguments, so nobody is asked to approve a call that cannot run.

@@ -1,15 +1,39 @@
-"""Shared resources a host builds once for its runs: the model provider."""
+"""Shared resources a host builds once for its runs: the model provider, and the bundle of
+what every run of one agent shares."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fisk_ai import config
 from fisk_ai.errors import FiskError
 from fisk_ai.llm import registry
 from fisk_ai.llm.types import Provider
 
+if TYPE_CHECKING:
+    from fisk_ai.agent.hooks import Hooks
+    from fisk_ai.agent.loop import CurrentTools
+    from fisk_ai.agent.prompt import SystemPrompt
+    from fisk_ai.agent.settings import AgentSettings
+    from fisk_ai.sessions.store import SessionStore
+    from fisk_ai.tools.toolset import ToolSet
+
 HTTP_DEBUG_FILE = "http-debug.log"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What every run of one agent shares, built once by whoever hosts it: the settings, the
+    model, the tools (or a function returning the current set, read once per model call), the
+    session store, and the system prompt's parts and hooks when they are not the defaults."""
+
+    settings: AgentSettings
+    provider: Provider
+    tools: ToolSet | CurrentTools
+    store: SessionStore
+    system: SystemPrompt | None = None
+    hooks: Hooks | None = None
 
 
 @dataclass(frozen=True)

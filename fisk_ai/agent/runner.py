@@ -35,10 +35,10 @@ from fisk_ai.agent.loop import (
     AgentError,
     AgentLoop,
     Crash,
-    CurrentTools,
     JournalLost,
     JournalWriter,
     TurnState,
+    current_tools,
     deferred_turn,
 )
 from fisk_ai.agent.outcome import (
@@ -57,9 +57,14 @@ from fisk_ai.agent.outcome import (
     continuable,
 )
 from fisk_ai.agent.prompt import SystemPrompt
-from fisk_ai.agent.settings import AgentSettings
-from fisk_ai.llm.types import Message, Provider, Role, Usage, user_text
-from fisk_ai.sessions.fingerprint import Fingerprint, compute_fingerprint, resume_gate
+from fisk_ai.agent.resources import Resources
+from fisk_ai.llm.types import Message, Role, Usage, user_text
+from fisk_ai.sessions.fingerprint import (
+    Fingerprint,
+    FingerprintInputs,
+    compute_fingerprint,
+    resume_gate,
+)
 from fisk_ai.sessions.fold import Conversation, fold
 from fisk_ai.sessions.records import (
     Assistant,
@@ -70,7 +75,6 @@ from fisk_ai.sessions.records import (
     TerminalReason,
     User,
 )
-from fisk_ai.sessions.store import SessionStore
 from fisk_ai.tools.builtin.deferral import plan_definitions
 from fisk_ai.tools.builtin.hitl import HITL_TOOL_NAMES
 from fisk_ai.tools.questions import Prompter
@@ -92,32 +96,28 @@ class Runner:
     """Runs one conversation: ``start`` or ``resume`` it, then any number of ``follow_up``
     turns, then ``close`` it (or use the runner as an async context manager).
 
-    ``tools`` is the tool set, or a function returning the current one; it is read once per
-    model call, so a set that changes mid-batch never strands a call the model already made.
+    ``resources`` are what every run of the agent shares. Its tool set is read once per model
+    call, so a set that changes mid-batch never strands a call the model already made.
     """
 
     def __init__(
         self,
-        settings: AgentSettings,
+        resources: Resources,
         *,
-        provider: Provider,
-        tools: ToolSet | CurrentTools,
-        store: SessionStore,
         events: EventSink,
         prompter: Prompter | None = None,
-        hooks: Hooks | None = None,
         suspend: asyncio.Event | None = None,
-        system: SystemPrompt | None = None,
     ) -> None:
-        self._settings = settings
-        self._provider = provider
-        self._tools: CurrentTools = tools if callable(tools) else (lambda: tools)
-        self._store = store
+        self._resources = resources
+        self._settings = resources.settings
+        self._provider = resources.provider
+        self._tools = current_tools(resources)
+        self._store = resources.store
         self._events = events
         self._prompter = prompter
-        self._hooks = hooks or Hooks()
+        self._hooks = resources.hooks or Hooks()
         self.suspend = suspend or asyncio.Event()
-        self._system = system
+        self._system = resources.system
         self._journal: JournalWriter | None = None
         self._loop: AgentLoop | None = None
         self._open_turn = False
@@ -307,14 +307,16 @@ class Runner:
             tools, supported=capabilities.tool_search, disabled=settings.no_tool_search
         )
         return compute_fingerprint(
-            provider=capabilities.provider,
-            model=settings.model,
-            system=system.fingerprinted(),
-            tools=plan.definitions,
-            thinking=settings.thinking,
-            reasoning_effort=settings.reasoning_effort,
-            max_tokens=settings.max_tokens,
-            max_iterations=settings.max_iterations,
+            FingerprintInputs(
+                provider=capabilities.provider,
+                model=settings.model,
+                system=system.fingerprinted(),
+                tools=plan.definitions,
+                thinking=settings.thinking,
+                reasoning_effort=settings.reasoning_effort,
+                max_tokens=settings.max_tokens,
+                max_iterations=settings.max_iterations,
+            )
         )
 
     def _attach(
@@ -322,15 +324,12 @@ class Runner:
     ) -> AgentLoop:
         self._journal = journal
         self._loop = AgentLoop(
-            self._settings,
-            provider=self._provider,
-            tools=self._tools,
+            self._resources,
             journal=journal,
             events=self._events,
             system=system,
             gate=gate,
             prompter=self._prompter,
-            hooks=self._hooks,
             suspend=self.suspend,
         )
         return self._loop

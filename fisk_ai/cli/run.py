@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
-from fisk_ai.cli.flags import add_common_flags, env_flag
+from fisk_ai.cli.flags import add_common_flags, env_flag, run_options_from
 
 DEFAULT_PROMPT = "assist the user"
 
@@ -115,9 +114,8 @@ def _check_client_mode(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fisk_ai.agent.resources import ProviderOptions
     from fisk_ai.errors import FiskError
-    from fisk_ai.lineui.run import RunOptions, run_line_mode
+    from fisk_ai.lineui.run import run_line_mode
 
     if args.resume and args.prompt:
         raise FiskError(
@@ -134,26 +132,8 @@ def run(args: argparse.Namespace) -> int:
         from fisk_ai.llm.anthropic import prewarm
 
         prewarm()
-    options = RunOptions(
-        config=args.config,
-        prompt=" ".join(args.prompt).strip() or DEFAULT_PROMPT,
-        resume=args.resume or "",
-        force=args.force,
-        state_dir=args.state_dir,
-        provider=ProviderOptions(
-            api_key=args.api_key or os.environ.get("ANTHROPIC_API_KEY", ""),
-            base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),
-            http_debug=args.http_debug or env_flag("HTTP_DEBUG"),
-            trace=args.trace or "",
-            record=args.record or "",
-            replay=args.replay or "",
-        ),
-        tool_output=args.tool_output or env_flag("TOOL_OUTPUT"),
-        thinking=args.thinking or env_flag("THINKING"),
-        no_color=args.no_color or bool(os.environ.get("NO_COLOR")),
-        verbose=args.verbose or env_flag("VERBOSE"),
-        nats_context=args.nats_context or "",
-        identity=args.identity or "",
+    options = run_options_from(
+        args, prompt=" ".join(args.prompt).strip() or DEFAULT_PROMPT, resume=args.resume or ""
     )
     # The full screen draws on stderr, so it needs all three streams on the terminal.
     terminal = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()

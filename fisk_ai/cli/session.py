@@ -146,26 +146,10 @@ def run_browse(args: argparse.Namespace) -> int:
 
 
 def _resume_full_screen(args: argparse.Namespace, session_id: str) -> int:
-    from fisk_ai.agent.resources import ProviderOptions
-    from fisk_ai.cli.flags import env_flag
-    from fisk_ai.lineui.run import RunOptions
+    from fisk_ai.cli.flags import run_options_from
     from fisk_ai.tui.host import run_full_screen
 
-    options = RunOptions(
-        config=args.config,
-        prompt="",
-        resume=session_id,
-        state_dir=args.state_dir,
-        provider=ProviderOptions(
-            api_key=os.environ.get("ANTHROPIC_API_KEY", ""),
-            base_url=os.environ.get("ANTHROPIC_BASE_URL", ""),
-        ),
-        tool_output=env_flag("TOOL_OUTPUT"),
-        thinking=env_flag("THINKING"),
-        no_color=bool(os.environ.get("NO_COLOR")),
-        verbose=args.verbose or env_flag("VERBOSE"),
-    )
-    return run_full_screen(options)
+    return run_full_screen(run_options_from(args, resume=session_id))
 
 
 def _on_terminal() -> bool:

@@ -562,52 +562,9 @@ def _validate_serve(config: Config, fail: _Fail) -> None:
             "agent built from the same application",
             "identity",
         )
-    loop_needs: list[tuple[str, tuple[str, ...]]] = []
     if serve_tools:
-        if not config.application_path:
-            raise fail(
-                '"application_path" is required by expose.agent.a2a.serve_tools, since only the '
-                "application's commands are served",
-                "expose",
-                "agent",
-                "a2a",
-                "serve_tools",
-                key="application_path",
-            )
-        if not config.nats_context:
-            raise fail(
-                '"nats_context" is required by expose.agent.a2a.serve_tools',
-                "expose",
-                "agent",
-                "a2a",
-                "serve_tools",
-                key="nats_context",
-            )
-    if prompts:
-        if not config.nats_context:
-            raise fail(
-                '"nats_context" is required by expose.agent.a2a.prompts',
-                "expose",
-                "agent",
-                "a2a",
-                "prompts",
-                key="nats_context",
-            )
-        loop_needs.append(("expose.agent.a2a.prompts", ("expose", "agent", "a2a", "prompts")))
-    if agent.jobs is not None:
-        if not agent.jobs.nats_context:
-            raise fail(
-                '"expose.agent.jobs.nats_context" (or the top-level nats_context) is required '
-                "to reach the work queue",
-                "expose",
-                "agent",
-                "jobs",
-                key="expose.agent.jobs.nats_context",
-            )
-        loop_needs.append(("expose.agent.jobs", ("expose", "agent", "jobs")))
-    if agent.slack is not None:
-        loop_needs.append(("expose.agent.slack", ("expose", "agent", "slack")))
-    for endpoint, path in loop_needs:
+        _validate_serve_tools(config, fail)
+    for endpoint, path in _agent_loop_endpoints(config, fail):
         if not config.system_prompt.strip():
             raise fail(
                 f'"system_prompt" is required by {endpoint}, which runs the agent',
@@ -620,3 +577,57 @@ def _validate_serve(config: Config, fail: _Fail) -> None:
                 *path,
                 key="llm.model",
             )
+
+
+def _validate_serve_tools(config: Config, fail: _Fail) -> None:
+    if not config.application_path:
+        raise fail(
+            '"application_path" is required by expose.agent.a2a.serve_tools, since only the '
+            "application's commands are served",
+            "expose",
+            "agent",
+            "a2a",
+            "serve_tools",
+            key="application_path",
+        )
+    if not config.nats_context:
+        raise fail(
+            '"nats_context" is required by expose.agent.a2a.serve_tools',
+            "expose",
+            "agent",
+            "a2a",
+            "serve_tools",
+            key="nats_context",
+        )
+
+
+def _agent_loop_endpoints(config: Config, fail: _Fail) -> list[tuple[str, tuple[str, ...]]]:
+    """The enabled serve endpoints that run the agent loop, each with its key path, after
+    checking that each can reach NATS."""
+    agent = config.expose.agent
+    endpoints: list[tuple[str, tuple[str, ...]]] = []
+    if agent.a2a is not None and agent.a2a.prompts is not None:
+        if not config.nats_context:
+            raise fail(
+                '"nats_context" is required by expose.agent.a2a.prompts',
+                "expose",
+                "agent",
+                "a2a",
+                "prompts",
+                key="nats_context",
+            )
+        endpoints.append(("expose.agent.a2a.prompts", ("expose", "agent", "a2a", "prompts")))
+    if agent.jobs is not None:
+        if not agent.jobs.nats_context:
+            raise fail(
+                '"expose.agent.jobs.nats_context" (or the top-level nats_context) is required '
+                "to reach the work queue",
+                "expose",
+                "agent",
+                "jobs",
+                key="expose.agent.jobs.nats_context",
+            )
+        endpoints.append(("expose.agent.jobs", ("expose", "agent", "jobs")))
+    if agent.slack is not None:
+        endpoints.append(("expose.agent.slack", ("expose", "agent", "slack")))
+    return endpoints

@@ -12,8 +12,8 @@ import contextlib
 import os
 from typing import TextIO
 
-from fisk_ai.lineui.lines import CALL_PREFIX
 from fisk_ai.multiplex import PaneState, Reporter
+from fisk_ai.presentation import CALL_PREFIX, blocked_reason
 from fisk_ai.tools.questions import (
     Answer,
     ApprovalChoice,
@@ -34,13 +34,6 @@ APPROVAL_CHOICES = (
         'Yes, and allow "{command}" (any arguments) for the rest of this conversation',
     ),
 )
-
-
-def blocked_reason(question: Question) -> str:
-    """What a watching operator needs to know about a question, in one line."""
-    if isinstance(question, ApprovalQuestion):
-        return f"approve {question.command} ({question.trigger})"
-    return question.question
 
 
 class TerminalPrompter:

@@ -9,152 +9,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shutil
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fisk_ai.agent.outcome import Completed, RunResult, resumable, waits
-from fisk_ai.agent.resources import ProviderOptions
-from fisk_ai.errors import FiskError
-from fisk_ai.lineui.lines import RunSummary, resume_hint, summary_line
 from fisk_ai.lineui.prompter import TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, write_answer
-from fisk_ai.multiplex import PaneState, Reporter, detect
+from fisk_ai.multiplex import PaneState, Reporter
+from fisk_ai.presentation import RunSummary, resume_hint, summary_line
+from fisk_ai.serve.hosted import RunOptions, hosted_run
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
-    from fisk_ai.agent.events import EventSink
-    from fisk_ai.config import Config
-    from fisk_ai.sessions import SessionStore
-    from fisk_ai.tools.questions import Prompter
-    from fisk_ai.tools.toolset import ToolSet
 
 SUSPEND_NOTICE = "stop requested: finishing the current step; press ^C again to give up"
 EXIT_INTERRUPTED = 130
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    config: str
-    prompt: str
-    resume: str = ""
-    force: bool = False
-    state_dir: str | None = None
-    provider: ProviderOptions = field(default_factory=ProviderOptions)
-    tool_output: bool = False
-    thinking: bool = False
-    no_color: bool = False
-    verbose: bool = False
-    nats_context: str = ""
-    """Client mode: talk to the agent this NATS context reaches instead of hosting one."""
-    identity: str = ""
-    """Client mode: the agent to talk to, instead of the configuration's identity."""
-
-
 def run_line_mode(options: RunOptions) -> int:
     """Run one turn (or resume one) and return the process exit code."""
     return asyncio.run(_run(options))
-
-
-@dataclass(frozen=True)
-class HostedRun:
-    """What a surface needs of its agent: the configuration, the tools (empty for a remote
-    agent), the pane reporter, the conversation, and the store a hosted agent journals to."""
-
-    config: Config
-    tools: ToolSet
-    reporter: Reporter
-    conversation: AgentConversation
-    store: SessionStore | None
-    model: str
-    """The model the summary names: "" for a remote agent, whose model is its own business."""
-    resume_flags: str = ""
-    """The flags that reach the agent again, for the resume hint (client mode only)."""
-
-
-@contextlib.asynccontextmanager
-async def hosted_run(
-    options: RunOptions,
-    *,
-    events: EventSink,
-    prompter_for: Callable[[Reporter], Prompter],
-    warn: Callable[[str], None],
-    interactive: bool = False,
-) -> AsyncIterator[HostedRun]:
-    """The agent of ``options`` for one surface: hosted in this process behind the embedded
-    broker, or reached through ``options.nats_context``; closed on exit."""
-    if options.nats_context:
-        async with _remote_run(options, events=events, prompter_for=prompter_for) as remote:
-            yield remote
-        return
-
-    from fisk_ai.config import Mode, load
-    from fisk_ai.serve.local import host_local_agent
-
-    cfg = load(options.config, Mode.AGENT)
-    reporter = Reporter(cfg.identity, detect(os.environ))
-    prompter = prompter_for(reporter)
-    try:
-        async with host_local_agent(
-            cfg,
-            provider_options=options.provider,
-            state_dir=options.state_dir,
-            interactive=interactive,
-            verbose=options.verbose,
-            elicit=interactive or prompter.can_prompt(),
-            warn=lambda text: warn(f"warning: {single_line(text)}"),
-        ) as agent:
-            if options.resume:
-                # Said here in the store's words rather than as an unknown conversation token.
-                await agent.store.read(options.resume)
-            conversation = agent.endpoint.conversation(events=events, prompter=prompter)
-            yield HostedRun(
-                cfg, agent.tools, reporter, conversation, agent.store, model=cfg.llm.model
-            )
-    finally:
-        await reporter.aclose()
-
-
-@contextlib.asynccontextmanager
-async def _remote_run(
-    options: RunOptions, *, events: EventSink, prompter_for: Callable[[Reporter], Prompter]
-) -> AsyncIterator[HostedRun]:
-    from fisk_ai.config import Config, Mode, load
-    from fisk_ai.serve.local import remote_agent
-    from fisk_ai.serve.remote import remote_request_timeout
-    from fisk_ai.tools.toolset import ToolSet
-
-    if options.identity and not Path(options.config).exists():  # noqa: ASYNC240 - one stat
-        cfg = Config()
-    else:
-        cfg = load(options.config, Mode.LENIENT)
-    identity = options.identity or (cfg.identity if cfg.identity_named else "")
-    if not identity:
-        raise FiskError(
-            f"set identity in {options.config} or pass --identity to name the agent "
-            f"--nats-context {options.nats_context} should reach; a default identity could "
-            "reach any agent built from the same application"
-        )
-    reporter = Reporter(identity, detect(os.environ))
-    try:
-        async with remote_agent(
-            options.nats_context, identity, request_timeout=remote_request_timeout(cfg)
-        ) as endpoint:
-            conversation = endpoint.conversation(events=events, prompter=prompter_for(reporter))
-            flags = f"--nats-context {options.nats_context} --identity {identity}"
-            yield HostedRun(
-                cfg, ToolSet(), reporter, conversation, None, model="", resume_flags=flags
-            )
-    finally:
-        await reporter.aclose()
 
 
 async def _run(options: RunOptions) -> int:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
 from fisk_ai.agent.events import (
     PromptEvent,
+    StatusEvent,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
+    WarningEvent,
 )
 from fisk_ai.agent.replay import conversation_events
-from fisk_ai.lineui.lines import thinking_lines, tool_call_line, tool_result_text
+from fisk_ai.presentation import thinking_lines, tool_call_line, tool_result_text, warning_text
 from fisk_ai.sessions import Conversation, SessionSummary
 from fisk_ai.util.sanitize import single_line, strip_control
 
@@ -78,18 +81,25 @@ def transcript(conversation: Conversation, *, thinking: bool) -> list[str]:
     drawn as the live line surface draws it, from the events the run showed."""
     lines: list[str] = []
     for event in conversation_events(conversation):
-        if isinstance(event, PromptEvent):
-            lines.append("> " + strip_control(event.text).strip().replace("\n", "\n  "))
-        elif isinstance(event, TextEvent):
-            text = strip_control(event.text).strip()
-            if text:
-                lines.append(text)
-        elif isinstance(event, ThinkingEvent):
-            if thinking:
-                lines += thinking_lines(event.text)
-        elif isinstance(event, ToolCallEvent):
-            lines.append(tool_call_line(event))
-        elif isinstance(event, ToolResultEvent):
-            result = tool_result_text(event).rstrip()
-            lines.append(f"<- [{single_line(event.call_id)}] {result}")
+        match event:
+            case PromptEvent():
+                lines.append("> " + strip_control(event.text).strip().replace("\n", "\n  "))
+            case TextEvent():
+                text = strip_control(event.text).strip()
+                if text:
+                    lines.append(text)
+            case ThinkingEvent():
+                if thinking:
+                    lines += thinking_lines(event.text)
+            case ToolCallEvent():
+                lines.append(tool_call_line(event))
+            case ToolResultEvent():
+                result = tool_result_text(event).rstrip()
+                lines.append(f"<- [{single_line(event.call_id)}] {result}")
+            case WarningEvent():
+                lines.append(f"warning: {warning_text(event)}")
+            case StatusEvent():
+                pass
+            case _:
+                assert_never(event)
     return lines

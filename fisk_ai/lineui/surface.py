@@ -6,34 +6,27 @@ narration, thinking (with --thinking), warnings and the run summary go to stderr
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import TextIO, assert_never
 
 from fisk_ai.agent.events import (
     Event,
+    PromptEvent,
+    StatusEvent,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
 )
-from fisk_ai.lineui.lines import (
+from fisk_ai.presentation import (
     RESULT_PREFIX,
     thinking_lines,
     tool_call_line,
     tool_result_text,
+    warning_text,
 )
-from fisk_ai.util.sanitize import single_line, strip_control
-
-# The human-in-the-loop tools draw their own question; their call lines are noise unless verbose.
-SELF_RENDERED_TOOLS = frozenset({"ask_human_confirm", "ask_human_select", "ask_human_input"})
-
-
-def warning_text(event: WarningEvent) -> str:
-    """A warning event as one sentence: its error when it has one, else its kind and subject."""
-    if event.error:
-        return single_line(event.error)
-    subject = f" ({single_line(event.name)})" if event.name else ""
-    return single_line(event.kind.replace("_", " ")) + subject
+from fisk_ai.tools.builtin.hitl import HITL_TOOL_NAMES
+from fisk_ai.util.sanitize import strip_control
 
 
 class LineSurface:
@@ -57,27 +50,38 @@ class LineSurface:
         self.answer = ""
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, TextEvent):
-            if event.final:
-                self.answer = event.text
-            elif event.text.strip():
-                self._line("")
-                self._line(strip_control(event.text).strip())
-        elif isinstance(event, ThinkingEvent):
-            if self._thinking:
-                for line in thinking_lines(event.text):
-                    self._line(line)
-        elif isinstance(event, ToolCallEvent):
-            if event.name in SELF_RENDERED_TOOLS and not self._verbose:
-                self._silent_calls.add(event.id)
-                return
-            self._line(tool_call_line(event, self._width))
-        elif isinstance(event, ToolResultEvent):
-            if self._tool_output and event.call_id not in self._silent_calls:
-                self._line(RESULT_PREFIX)
-                self._line(tool_result_text(event).rstrip("\n"))
-        elif isinstance(event, WarningEvent):
-            self._line(f"warning: {warning_text(event)}")
+        match event:
+            case TextEvent():
+                if event.final:
+                    self.answer = event.text
+                elif event.text.strip():
+                    self._line("")
+                    self._line(strip_control(event.text).strip())
+            case ThinkingEvent():
+                if self._thinking:
+                    for line in thinking_lines(event.text):
+                        self._line(line)
+            case ToolCallEvent():
+                self._call(event)
+            case ToolResultEvent():
+                if self._tool_output and event.call_id not in self._silent_calls:
+                    self._line(RESULT_PREFIX)
+                    self._line(tool_result_text(event).rstrip("\n"))
+            case WarningEvent():
+                self._line(f"warning: {warning_text(event)}")
+            case StatusEvent() | PromptEvent():
+                # Progress is the pane's and the summary's to show; a prompt is the operator's own.
+                pass
+            case _:
+                assert_never(event)
+
+    def _call(self, event: ToolCallEvent) -> None:
+        # The human-in-the-loop tools draw their own question; their call lines are noise
+        # unless verbose.
+        if event.name in HITL_TOOL_NAMES and not self._verbose:
+            self._silent_calls.add(event.id)
+            return
+        self._line(tool_call_line(event, self._width))
 
     def _line(self, text: str) -> None:
         self._stderr.write(text + "\n")

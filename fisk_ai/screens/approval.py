@@ -8,9 +8,9 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from fisk_ai.screens.question import QuestionModal
 from fisk_ai.tools.questions import ApprovalChoice, ApprovalQuestion
 from fisk_ai.util.sanitize import single_line
 
@@ -31,7 +31,7 @@ def approval_body(question: ApprovalQuestion) -> tuple[str, str, str]:
     )
 
 
-class ApprovalScreen(ModalScreen[ApprovalChoice]):
+class ApprovalScreen(QuestionModal[ApprovalQuestion, ApprovalChoice]):
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
     ApprovalScreen > Vertical {
@@ -49,10 +49,6 @@ class ApprovalScreen(ModalScreen[ApprovalChoice]):
         Binding("right", "app.focus_next", "Next", show=False),
         Binding("escape", "choose('no')", "No", show=False),
     ]
-
-    def __init__(self, question: ApprovalQuestion) -> None:
-        super().__init__()
-        self.question = question
 
     def compose(self) -> ComposeResult:
         heading, command, tag = approval_body(self.question)

@@ -1,9 +1,10 @@
-"""The question modals of the ask_human tools: confirm, select and input. Only one is up at a
-time; the text comes from the model and is shown as typed, never parsed as markup."""
+"""The question modals of the ask_human tools: confirm, select and input, and the base every
+question modal derives from. Only one is up at a time; the text comes from the model and is
+shown as typed, never parsed as markup."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,8 +15,28 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from fisk_ai.tools.builtin.hitl import QUESTION_LIMIT
-from fisk_ai.tools.questions import ConfirmQuestion, InputQuestion, SelectQuestion
+from fisk_ai.tools.questions import (
+    Answer,
+    ConfirmQuestion,
+    InputQuestion,
+    Question,
+    SelectQuestion,
+)
 from fisk_ai.util.sanitize import single_line
+
+QuestionT = TypeVar("QuestionT", bound=Question)
+AnswerT = TypeVar("AnswerT", bound=Answer)
+
+
+class QuestionModal(ModalScreen[AnswerT], Generic[QuestionT, AnswerT]):
+    """A modal that puts ``question`` to the operator and is dismissed with the answer, so
+    whoever pushed it is called back with an ``AnswerT | None``, which is already an
+    ``Answer``."""
+
+    def __init__(self, question: QuestionT) -> None:
+        super().__init__()
+        self.question = question
+
 
 QUESTION_CSS = """
 {name} {{ align: center middle; }}
@@ -35,17 +56,13 @@ def question_text(question: str) -> Static:
     return Static(single_line(question, QUESTION_LIMIT), markup=False, id="question-text")
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(QuestionModal[ConfirmQuestion, bool]):
     DEFAULT_CSS = QUESTION_CSS.format(name="ConfirmScreen")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left", "app.focus_previous", "Previous", show=False),
         Binding("right", "app.focus_next", "Next", show=False),
         Binding("escape", "answer(False)", "No", show=False),
     ]
-
-    def __init__(self, question: ConfirmQuestion) -> None:
-        super().__init__()
-        self.question = question
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -65,15 +82,11 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(answer)
 
 
-class SelectScreen(ModalScreen[int | None]):
+class SelectScreen(QuestionModal[SelectQuestion, int]):
     DEFAULT_CSS = QUESTION_CSS.format(name="SelectScreen")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "none", "None", show=False),
     ]
-
-    def __init__(self, question: SelectQuestion) -> None:
-        super().__init__()
-        self.question = question
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -98,12 +111,8 @@ class SelectScreen(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class InputScreen(ModalScreen[str]):
+class InputScreen(QuestionModal[InputQuestion, str]):
     DEFAULT_CSS = QUESTION_CSS.format(name="InputScreen")
-
-    def __init__(self, question: InputQuestion) -> None:
-        super().__init__()
-        self.question = question
 
     def compose(self) -> ComposeResult:
         with Vertical():

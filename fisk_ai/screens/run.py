@@ -3,46 +3,63 @@ conversation. Every full-screen run is a chat: the bar opens whenever a turn end
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, assert_never
 
-from textual import events, on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.content import Content
+from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, OptionList, Static, TextArea
-from textual.widgets.option_list import Option
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import Input, Static
 
-from fisk_ai.agent.events import Event, PromptEvent, StatusEvent, ToolCallEvent
+from fisk_ai.agent.events import (
+    Event,
+    PromptEvent,
+    StatusEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+)
 from fisk_ai.agent.outcome import Completed, RunResult, resumable
 from fisk_ai.agent.replay import conversation_events
 from fisk_ai.errors import FiskError
-from fisk_ai.lineui.lines import resume_hint
+from fisk_ai.llm.types import Usage
+from fisk_ai.presentation import resume_hint
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.help import HelpScreen
-from fisk_ai.screens.question import ConfirmScreen, InputScreen, SelectScreen
-from fisk_ai.screens.transcript import SearchInput
+from fisk_ai.screens.question import (
+    AnswerT,
+    ConfirmScreen,
+    InputScreen,
+    QuestionModal,
+    QuestionT,
+    SelectScreen,
+)
 from fisk_ai.tools.questions import (
     Answer,
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
-    Question,
+    InputQuestion,
     SelectQuestion,
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
-from fisk_ai.tui.status import Counters, RunState, StatusLine, budget_text, state_after_turn
-from fisk_ai.tui.transcript import PROMPT_PREFIX, Transcript, plural
+from fisk_ai.tui.status import Counters, RunState, StatusLine, can_move, state_after_turn
+from fisk_ai.tui.transcript import Transcript, plural
+from fisk_ai.tui.widgets.chat_input import ChatInput
+from fisk_ai.tui.widgets.search_input import SearchInput
+from fisk_ai.tui.widgets.side_panel import SidePanel
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
-# tmux and most terminals send Alt-Enter as a plain Enter; Ctrl-J reaches the app everywhere.
-CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Ctrl-J a newline, /help for commands"
 CONTEXT_CLEARED = "--- context cleared ---"
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
@@ -77,84 +94,6 @@ class RunSetup:
     """--tool-output: command output starts expanded rather than folded."""
     resume_flags: str = ""
     """The flags that reach a remote agent again, for the resume hint."""
-
-
-# Keys that put a line break in the chat bar. A terminal without the kitty keyboard protocol
-# sends Alt-Enter as a plain Enter, so Ctrl-J is there as well.
-NEWLINE_KEYS = frozenset({"alt+enter", "ctrl+j"})
-
-
-class ChatInput(TextArea):
-    """The chat bar: Enter sends, Alt-Enter (or Ctrl-J) starts a new line, and Up on the first
-    line or Down on the last recall this conversation's earlier prompts."""
-
-    class Submitted(Message):
-        """Enter in the chat bar; ``value`` is the whole text, line breaks included."""
-
-        def __init__(self, chat: ChatInput, value: str) -> None:
-            super().__init__()
-            self.chat = chat
-            self.value = value
-
-        @property
-        def control(self) -> ChatInput:
-            return self.chat
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(
-            id=id, placeholder=CHAT_PLACEHOLDER, soft_wrap=True, highlight_cursor_line=False
-        )
-        self.sent: list[str] = []
-        self._recall_index = 0
-
-    @property
-    def value(self) -> str:
-        return self.text
-
-    @value.setter
-    def value(self, text: str) -> None:
-        self.text = text
-        self.move_cursor(self.document.end)
-
-    async def _on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Submitted(self, self.text))
-            return
-        if event.key in NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            self.insert("\n")
-            return
-        await super()._on_key(event)
-
-    def action_cursor_up(self, select: bool = False) -> None:
-        if not select and self.cursor_location[0] == 0:
-            self.action_recall(-1)
-        else:
-            super().action_cursor_up(select)
-
-    def action_cursor_down(self, select: bool = False) -> None:
-        if not select and self.cursor_location[0] == self.document.line_count - 1:
-            self.action_recall(1)
-        else:
-            super().action_cursor_down(select)
-
-    def remember(self, text: str) -> None:
-        self.sent.append(text)
-        self._recall_index = len(self.sent)
-
-    def forget(self) -> None:
-        self.sent.clear()
-        self._recall_index = 0
-
-    def action_recall(self, step: int) -> None:
-        if not self.sent:
-            return
-        self._recall_index = max(0, min(len(self.sent), self._recall_index + step))
-        in_range = self._recall_index < len(self.sent)
-        self.value = self.sent[self._recall_index] if in_range else ""
 
 
 STARTUP_WIDTH = 36
@@ -198,38 +137,6 @@ def _left_elided(text: str, limit: int) -> str:
     return text if len(text) <= limit else "..." + text[-(limit - 3) :]
 
 
-def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int = 0) -> str:
-    usage = counters.usage
-    lines = ["Tools"]
-    width = max((len(tool.name) for tool in setup.tools), default=0)
-    for tool in setup.tools:
-        notes = ("  gated" if tool.gated else "") + ("  deferred" if tool.deferred else "")
-        lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{notes}")
-    if not setup.tools:
-        lines.append("  (none)")
-    counted = [
-        ("tokens in", str(usage.input_tokens)),
-        ("tokens out", str(usage.output_tokens)),
-        ("cache read", str(usage.cache_read_tokens)),
-        ("cache write", str(usage.cache_create_tokens)),
-        ("thinking", str(usage.thinking_tokens)),
-        ("model calls", str(counters.model_calls)),
-        ("tool calls", str(counters.tool_calls)),
-        ("standing approvals", str(standing_approvals)),
-        ("budget used", budget_text(counters, setup.max_tokens)),
-    ]
-    lines += ["", "Counters", *(f"  {label.ljust(19)}{value}" for label, value in counted)]
-    return "\n".join(lines)
-
-
-TURN_LABEL_WIDTH = 36
-
-
-def turn_label(number: int, prompt_line: str) -> str:
-    """A turn in the side panel: its number and the start of its prompt."""
-    return f"{number:>3}  {single_line(prompt_line.removeprefix(PROMPT_PREFIX), TURN_LABEL_WIDTH)}"
-
-
 def header_text(setup: RunSetup, session: str) -> str:
     parts = [f"fisk-ai {setup.version}".rstrip()]
     if setup.identity:
@@ -242,6 +149,10 @@ def header_text(setup: RunSetup, session: str) -> str:
 
 
 class RunScreen(Screen[None]):
+    """One conversation. Turns run in a worker that only awaits them and posts how they ended;
+    the handlers here own every widget, and the screen's state lives in reactives whose
+    watchers redraw the bars."""
+
     CSS_PATH = "run.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -250,23 +161,58 @@ class RunScreen(Screen[None]):
         Binding("f3", "sessions", "Sessions"),
     ]
 
+    # The watchers draw widgets, so none runs before they exist: the first draw is compose's.
+    run_state: var[RunState] = var(RunState.RUNNING, init=False)
+    """Where the run stands, as the status bar says it; ``validate_run_state`` is the state
+    machine that decides which moves are allowed."""
+    counters: var[Counters] = var(Counters, init=False)
+    """What the conversation has used so far."""
+    turn_running: var[bool] = var(False, init=False)
+    """Whether a turn is in flight; the chat bar is open exactly while none is."""
+    standing_approvals: var[frozenset[str]] = var(frozenset[str](), init=False)
+    """The commands the operator answered Always for, in this conversation."""
+
+    class TurnEnded(Message, bubble=False):
+        """The turn returned; ``result`` says how it ended."""
+
+        def __init__(self, result: RunResult) -> None:
+            super().__init__()
+            self.result = result
+
+    class TurnFailed(Message, bubble=False):
+        """The turn raised; ``error`` is the sentence to show for it."""
+
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    class ConversationReadBack(Message, bubble=False):
+        """A stored conversation as it was left, read before it resumes; ``problems`` say why
+        any of it could not be read."""
+
+        def __init__(
+            self,
+            session_id: str,
+            events: list[Event],
+            problems: list[str],
+            standing_grants: frozenset[str],
+        ) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.events = events
+            self.problems = problems
+            self.standing_grants = standing_grants
+
     def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
         super().__init__()
         self.bridge = bridge
         self.setup = setup
-        self.status = StatusLine(model=setup.model)
-        self.counters = Counters()
-        self.turn_running = False
         self.stop_requested = False
         self.last_result: RunResult | None = None
         self.last_answer = ""
         self.error = ""
         self.abandoned: list[str] = []
         """Conversations /clear walked away from, to be named again on exit."""
-        self._question_screen: ModalScreen[object] | None = None
-        self.standing_approvals: set[str] = set()
-        """The commands the operator answered Always for, in this conversation."""
-        self._turn_blocks: list[int] = []
 
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.setup, ""), markup=False, id="header")
@@ -274,16 +220,15 @@ class RunScreen(Screen[None]):
             yield TranscriptView(
                 Transcript(output_folded=not self.setup.tool_output), id="transcript"
             )
-            with Vertical(id="side-panel"):
-                yield Static("", markup=False, id="side-facts")
-                yield Static("Turns (Enter jumps)", markup=False, id="turns-title")
-                yield OptionList(id="turns")
-        yield SearchInput(placeholder="search (Enter finds, Esc cancels)", id="search")
+            yield SidePanel(self.setup, id="side-panel").data_bind(
+                RunScreen.counters, RunScreen.standing_approvals
+            )
+        yield SearchInput(id="search")
         card = Static(startup_text(self.setup), markup=False, id="startup")
         card.border_title = "fisk-ai"
         yield card
         yield ChatInput(id="chat")
-        yield Static(self.status.text(), markup=False, id="status")
+        yield Static(self.status_line.text(), markup=False, id="status")
 
     @property
     def view(self) -> TranscriptView:
@@ -293,12 +238,19 @@ class RunScreen(Screen[None]):
     def chat(self) -> ChatInput:
         return self.query_one(ChatInput)
 
+    @property
+    def side_panel(self) -> SidePanel:
+        return self.query_one(SidePanel)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return StatusLine(self.run_state, self.counters, self.setup.model, self.bridge.session_id)
+
     def on_mount(self) -> None:
         self.bridge.attach(self.post_message)
         self.chat.display = False
         self.query_one("#search").display = False
-        self.query_one("#side-panel").display = False
-        self._refresh_panels()
+        self._redraw_bars()
         setup = self.setup
         for warning in setup.warnings:
             self.view.add_meta(warning)
@@ -310,113 +262,105 @@ class RunScreen(Screen[None]):
             self.chat.remember(setup.prompt)
             self._begin(lambda: self.bridge.start(setup.prompt))
 
+    def validate_run_state(self, target: RunState) -> RunState:
+        """A move the state machine does not allow keeps the current state: a question that
+        arrives after a stop request does not make the run look as if it were going on."""
+        return target if can_move(self.run_state, target) else self.run_state
+
+    def watch_run_state(self) -> None:
+        self._redraw_bars()
+
+    def watch_counters(self) -> None:
+        self._redraw_bars()
+
+    def watch_turn_running(self, running: bool) -> None:
+        chat = self.chat
+        chat.display = not running
+        if running:
+            self.view.focus()
+        else:
+            chat.value = ""
+            chat.focus()
+
+    def _redraw_bars(self) -> None:
+        """The header and the status bar. Both name the session, which the bridge learns once
+        the agent has taken the first prompt, so they are drawn from it every time."""
+        self.query_one("#header", Static).update(header_text(self.setup, self.bridge.session_id))
+        bar = self.query_one("#status", Static)
+        bar.update(self.status_line.text())
+        for known in RunState:
+            bar.set_class(known is self.run_state, known.css_class)
+
+    def on_side_panel_turn_chosen(self, message: SidePanel.TurnChosen) -> None:
+        if message.block < len(self.view.transcript):
+            self.view.show_block(message.block)
+            self.view.focus()
+
+    def _begin(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
+        self.stop_requested = False
+        self.run_state = RunState.RUNNING
+        self.turn_running = True
+        self._run_turn(turn)
+
+    @work(group="turn", exit_on_error=False)
+    async def _run_turn(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
+        """Await the turn and post how it went; the handlers do the rest. A turn cancelled
+        because the app is closing posts nothing, so the screen still has a turn running and
+        the outcome counts it as left mid-turn."""
+        try:
+            result = await turn()
+        except FiskError as error:
+            self.post_message(self.TurnFailed(single_line(str(error), 2000)))
+        except Exception as error:  # The screen must survive whatever the run raises.
+            error_sentence = single_line(f"{type(error).__name__}: {error}", 2000)
+            self.post_message(self.TurnFailed(error_sentence))
+        else:
+            self.post_message(self.TurnEnded(result))
+
     async def _read_back_and_resume(self, session_id: str, *, force: bool) -> RunResult:
-        """Show the stored conversation as it was left, then continue it."""
+        """Post the stored conversation as it was left, for the screen to show, then continue
+        it."""
+        self.post_message(await self._read_back(session_id))
+        return await self.bridge.resume(session_id, force=force)
+
+    async def _read_back(self, session_id: str) -> RunScreen.ConversationReadBack:
+        problems: list[str] = []
         try:
             conversation = await self.bridge.conversation(session_id)
         except FiskError as error:
-            self.view.add_meta(f"cannot read back session {session_id}: {single_line(str(error))}")
+            problems.append(f"cannot read back session {session_id}: {single_line(str(error))}")
             conversation = None
         events: list[Event] = []
+        grants = frozenset[str]()
         if conversation is not None:
-            self.standing_approvals = set(conversation.standing_grants)
+            grants = conversation.standing_grants
             events = conversation_events(conversation, self.bridge.tools)
         elif self.bridge.store is None:
             try:
                 events = await self.bridge.replay(session_id)
             except FiskError as error:
-                self.view.add_meta(f"cannot read back {session_id}: {single_line(str(error))}")
-        self.view.append(events)
-        for event in events:
+                problems.append(f"cannot read back {session_id}: {single_line(str(error))}")
+        return self.ConversationReadBack(session_id, events, problems, grants)
+
+    def on_run_screen_conversation_read_back(self, message: RunScreen.ConversationReadBack) -> None:
+        for problem in message.problems:
+            self.view.add_meta(problem)
+        self.standing_approvals = message.standing_grants
+        self.view.append(message.events)
+        for event in message.events:
             if isinstance(event, PromptEvent):
                 self.chat.remember(event.text)
-        self.view.add_meta(f'--- resuming "{session_id}" ---')
-        return await self.bridge.resume(session_id, force=force)
+        self.view.add_meta(f'--- resuming "{message.session_id}" ---')
+        self.side_panel.show_turns(self.view.transcript)
 
-    def move_to(self, state: RunState) -> None:
-        self.status = self.status.moved(state)
-        self._show_status()
+    def on_run_screen_turn_failed(self, message: RunScreen.TurnFailed) -> None:
+        self.error = message.error
+        self.view.add_meta(f"run ended: {self.error}")
+        self.run_state = RunState.ERROR
+        self._turn_over()
 
-    def _show_status(self) -> None:
-        bar = self.query_one("#status", Static)
-        bar.update(self.status.text())
-        for known in RunState:
-            bar.set_class(known is self.status.state, known.css_class)
-
-    def _refresh_panels(self) -> None:
-        session = self.bridge.session_id
-        self.status = StatusLine(
-            state=self.status.state,
-            counters=self.counters,
-            model=self.setup.model,
-            session=session,
-        )
-        self._show_status()
-        self.query_one("#header", Static).update(header_text(self.setup, session))
-        self._refresh_side_panel()
-
-    def _refresh_side_panel(self) -> None:
-        if not self.query_one("#side-panel").display:
-            return
-        facts = side_panel_text(self.setup, self.counters, len(self.standing_approvals))
-        self.query_one("#side-facts", Static).update(facts)
-        transcript = self.view.transcript
-        blocks = transcript.prompt_blocks()
-        if blocks == self._turn_blocks:
-            return
-        self._turn_blocks = blocks
-        turns = self.query_one("#turns", OptionList)
-        highlighted = turns.highlighted
-        turns.clear_options()
-        turns.add_options(
-            Option(
-                Content(turn_label(number, transcript.lines[transcript.blocks[block].start])),
-                id=str(block),
-            )
-            for number, block in enumerate(blocks, start=1)
-        )
-        if highlighted is not None and blocks:
-            turns.highlighted = min(highlighted, len(blocks) - 1)
-
-    @on(OptionList.OptionSelected, "#turns")
-    def jump_to_turn(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        if event.option.id is None:
-            return
-        block = int(event.option.id)
-        if block < len(self.view.transcript):
-            self.view.show_block(block)
-            self.view.focus()
-
-    def _begin(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
-        self.turn_running = True
-        self.stop_requested = False
-        self.chat.display = False
-        self.view.focus()
-        self.move_to(RunState.RUNNING)
-        self.run_worker(self._run_turn(turn), group="turn", exit_on_error=False)
-
-    async def _run_turn(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
-        try:
-            result = await turn()
-        except FiskError as error:
-            self.error = single_line(str(error), 2000)
-            self.view.add_meta(f"run ended: {self.error}")
-            self.move_to(RunState.ERROR)
-        except Exception as error:  # The screen must survive whatever the run raises.
-            self.error = single_line(f"{type(error).__name__}: {error}", 2000)
-            self.view.add_meta(f"run ended: {self.error}")
-            self.move_to(RunState.ERROR)
-        else:
-            self._finished(result)
-        # Not in a finally: a turn cancelled because the app is closing was left mid-turn, and
-        # the outcome must say so.
-        self.turn_running = False
-        self._hide_startup()
-        self._refresh_panels()
-        self._open_chat()
-
-    def _finished(self, result: RunResult) -> None:
+    def on_run_screen_turn_ended(self, message: RunScreen.TurnEnded) -> None:
+        result = message.result
         self.last_result = result
         self.error = ""
         self.counters = Counters(
@@ -431,15 +375,17 @@ class RunScreen(Screen[None]):
                 self.view.add_meta(f"run ended: {single_line(result.message, 2000)}")
             if resumable(result.outcome):
                 self.view.add_meta(resume_hint(result.session_id, self.setup.resume_flags))
-        self.move_to(state)
+        self.run_state = state
+        self._turn_over()
 
-    def _open_chat(self) -> None:
-        if self.status.state is RunState.COMPLETE:
-            self.move_to(RunState.AWAITING_INPUT)
-        chat = self.chat
-        chat.display = True
-        chat.value = ""
-        chat.focus()
+    def _turn_over(self) -> None:
+        self._hide_startup()
+        if self.run_state is RunState.COMPLETE:
+            self.run_state = RunState.AWAITING_INPUT
+        # A turn refused before any model call moved no counter, yet the bars may have a
+        # session to name by now.
+        self._redraw_bars()
+        self.turn_running = False
 
     def _hide_startup(self) -> None:
         self.query_one("#startup").display = False
@@ -449,44 +395,63 @@ class RunScreen(Screen[None]):
 
     def on_event_arrived(self, message: EventArrived) -> None:
         event = message.event
-        if not isinstance(event, PromptEvent):
-            self._hide_startup()
-        if isinstance(event, StatusEvent) and event.usage is not None:
-            self.counters = self.counters.after_model_call(event.usage)
-            self._refresh_panels()
-        elif isinstance(event, ToolCallEvent):
-            self.counters = self.counters.after_tool_call()
-            self._refresh_panels()
         self.view.append([event])
+        match event:
+            case PromptEvent():
+                # The operator's own words: the startup card waits for the agent's.
+                self.side_panel.show_turns(self.view.transcript)
+                return
+            case StatusEvent(usage=Usage() as usage):
+                self.counters = self.counters.after_model_call(usage)
+            case ToolCallEvent():
+                self.counters = self.counters.after_tool_call()
+            case StatusEvent() | TextEvent() | ThinkingEvent() | ToolResultEvent() | WarningEvent():
+                pass
+            case _:
+                assert_never(event)
+        self._hide_startup()
 
     def on_question_asked(self, message: QuestionAsked) -> None:
         answer = message.answer
         if answer.done():
             return
         self._hide_startup()
-        self.move_to(RunState.BLOCKED)
+        self.run_state = RunState.BLOCKED
         if self.setup.bell:
             self.app.bell()
-        modal = _modal_for(message.question)
+        question = message.question
+        match question:
+            case ApprovalQuestion():
+                self._ask(ApprovalScreen(question), answer)
+            case ConfirmQuestion():
+                self._ask(ConfirmScreen(question), answer)
+            case SelectQuestion():
+                self._ask(SelectScreen(question), answer)
+            case InputQuestion():
+                self._ask(InputScreen(question), answer)
+            case _:
+                assert_never(question)
 
-        def answered(value: object) -> None:
-            self._question_screen = None
-            question = message.question
+    def _ask(
+        self, modal: QuestionModal[QuestionT, AnswerT], answer: asyncio.Future[Answer]
+    ) -> None:
+        """Put ``modal`` up: what it is dismissed with answers the question, and the question
+        being given up takes it down."""
+
+        def answered(value: AnswerT | None) -> None:
+            question = modal.question
             if value is ApprovalChoice.ALWAYS and isinstance(question, ApprovalQuestion):
-                self.standing_approvals.add(question.tool_name)
-                self._refresh_side_panel()
+                self.standing_approvals = self.standing_approvals | {question.tool_name}
             if not answer.done():
-                answer.set_result(_as_answer(value))
+                answer.set_result(value)
             if self.turn_running:
-                self.move_to(RunState.RUNNING)
+                self.run_state = RunState.RUNNING
 
-        def given_up(_: object) -> None:
-            # The question was interrupted rather than answered: take its modal down.
-            if self._question_screen is modal and modal.is_current:
-                self._question_screen = None
+        def given_up(asked: asyncio.Future[Answer]) -> None:
+            interrupted = asked.cancelled() or asked.exception() is not None
+            if interrupted and modal.is_current:
                 modal.dismiss(None)
 
-        self._question_screen = modal
         answer.add_done_callback(given_up)
         self.app.push_screen(modal, answered)
 
@@ -494,13 +459,13 @@ class RunScreen(Screen[None]):
         """The first Ctrl-C: the turn stops at its next safe point; a question on screen is given
         up, which is not an answer."""
         self.stop_requested = True
-        self.move_to(RunState.SUSPENDING)
+        self.run_state = RunState.SUSPENDING
         self.notify("stop requested: finishing the current step; press ^C again to leave")
         self.bridge.request_stop()
 
     def clear_screen(self) -> None:
         self.view.clear()
-        self._refresh_side_panel()
+        self.side_panel.show_turns(self.view.transcript)
         self.notify("screen cleared; the conversation is kept", timeout=2)
 
     def on_transcript_view_search_requested(self) -> None:
@@ -559,25 +524,23 @@ class RunScreen(Screen[None]):
         self.last_result = None
         self.last_answer = ""
         self.counters = Counters()
-        self.standing_approvals = set()
+        self.standing_approvals = frozenset()
         self.chat.forget()
         self.view.add_meta(CONTEXT_CLEARED)
         self.notify("context cleared", timeout=2)
-        self._refresh_panels()
+        self._redraw_bars()
 
     def _send(self, prompt: str) -> None:
         self.chat.remember(prompt)
         self.view.append([PromptEvent(prompt)])
-        self._refresh_side_panel()
+        self.side_panel.show_turns(self.view.transcript)
         if self.bridge.session_id:
             self._begin(lambda: self.bridge.follow_up(prompt))
         else:
             self._begin(lambda: self.bridge.start(prompt))
 
     def action_toggle_panel(self) -> None:
-        panel = self.query_one("#side-panel")
-        panel.display = not panel.display
-        self._refresh_side_panel()
+        self.side_panel.toggle(self.view.transcript)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
@@ -589,23 +552,8 @@ class RunScreen(Screen[None]):
             return
         from fisk_ai.screens.sessions import SessionBrowser
 
-        self.app.push_screen(SessionBrowser(store, closes_app=False, resume_refused=IN_RUN_RESUME))
+        self.app.push_screen(SessionBrowser(store), self._session_chosen)
 
-
-def _modal_for(question: Question) -> ModalScreen[object]:
-    modal: ModalScreen[object]
-    if isinstance(question, ApprovalQuestion):
-        modal = ApprovalScreen(question)  # type: ignore[assignment]
-    elif isinstance(question, ConfirmQuestion):
-        modal = ConfirmScreen(question)  # type: ignore[assignment]
-    elif isinstance(question, SelectQuestion):
-        modal = SelectScreen(question)  # type: ignore[assignment]
-    else:
-        modal = InputScreen(question)  # type: ignore[assignment]
-    return modal
-
-
-def _as_answer(value: object) -> Answer:
-    if value is None or isinstance(value, ApprovalChoice | bool | int | str):
-        return value
-    return None
+    def _session_chosen(self, session_id: str | None) -> None:
+        if session_id:
+            self.notify(IN_RUN_RESUME, severity="warning", markup=False)

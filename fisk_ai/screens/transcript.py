@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from fisk_ai.tui.transcript import transcript_of
+from fisk_ai.tui.widgets.search_input import SearchInput
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
@@ -32,22 +33,9 @@ def viewer_header(conversation: Conversation) -> str:
     return "  ".join(parts)
 
 
-class SearchInput(Input):
-    """The search field: Enter searches, Esc gives up and hands the keys back to the view."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "give_up", "Cancel", show=False),
-    ]
-
-    def action_give_up(self) -> None:
-        self.value = ""
-        self.display = False
-        self.screen.query_one(TranscriptView).focus()
-
-
 class TranscriptScreen(Screen[None]):
-    """One stored conversation, read-only. ``closes_app`` makes q and Esc leave the app (the
-    viewer opened from the command line) rather than go back to the screen beneath."""
+    """One stored conversation, read-only; q and Esc dismiss it, and whoever opened it decides
+    what comes next."""
 
     DEFAULT_CSS = """
     TranscriptScreen { layout: vertical; }
@@ -65,15 +53,14 @@ class TranscriptScreen(Screen[None]):
         Binding("q,escape", "close", "Close"),
     ]
 
-    def __init__(self, conversation: Conversation, *, closes_app: bool = False) -> None:
+    def __init__(self, conversation: Conversation) -> None:
         super().__init__()
         self.conversation = conversation
-        self.closes_app = closes_app
 
     def compose(self) -> ComposeResult:
         yield Static(viewer_header(self.conversation), markup=False, id="viewer-header")
         yield TranscriptView(transcript_of(self.conversation), id="viewer")
-        yield SearchInput(placeholder="search (Enter finds, Esc cancels)", id="viewer-search")
+        yield SearchInput(id="viewer-search")
         yield Static(VIEWER_KEYS, markup=False, id="viewer-status")
 
     @property
@@ -104,7 +91,4 @@ class TranscriptScreen(Screen[None]):
         self.query_one("#viewer-status", Static).update(f"{found}   {VIEWER_KEYS}")
 
     def action_close(self) -> None:
-        if self.closes_app:
-            self.app.exit()
-        else:
-            self.dismiss(None)
+        self.dismiss(None)

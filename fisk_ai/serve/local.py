@@ -85,10 +85,10 @@ async def host_local_agent(
     then is abandoned with its journal kept up to its last step. ``elicit`` is whether the
     terminal can answer questions: without it a gated call is refused before anybody is asked,
     as it is for a run with no operator."""
-    from fisk_ai.a2a.prompts_server import LOCAL, PromptsServer
     from fisk_ai.agent.application import load_application_tools, run_tool_set
-    from fisk_ai.agent.resources import build_provider
+    from fisk_ai.agent.resources import Resources, build_provider
     from fisk_ai.agent.settings import settings_from_config
+    from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
     from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
     from fisk_ai.serve.stores import session_store_for
 
@@ -103,17 +103,17 @@ async def host_local_agent(
         store = session_store_for(cfg, state_dir)
         transport = await hosting.enter_async_context(_local_transport(cfg.identity, warn))
         request_timeout = remote_request_timeout(cfg)
+        settings = settings_from_config(cfg, interactive=interactive, verbose=verbose)
         server = PromptsServer(
             transport,
-            identity=cfg.identity,
-            settings=settings_from_config(cfg, interactive=interactive, verbose=verbose),
-            provider=provider,
-            tools=tools,
-            store=store,
-            workers=1,
-            request_timeout=request_timeout,
-            elicit=elicit,
-            naming=LOCAL,
+            Resources(settings, provider, tools, store),
+            PromptsOptions(
+                identity=cfg.identity,
+                workers=1,
+                request_timeout=request_timeout,
+                elicit=elicit,
+                naming=LOCAL,
+            ),
         )
         await server.start()
         hosting.push_async_callback(server.close)

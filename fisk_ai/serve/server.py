@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from fisk_ai.agent.events import EventSink
-from fisk_ai.agent.hooks import Hooks
-from fisk_ai.agent.loop import AgentError, CurrentTools
+from fisk_ai.agent.loop import AgentError
 from fisk_ai.agent.outcome import (
     Abandoned,
     Completed,
@@ -38,10 +37,9 @@ from fisk_ai.agent.outcome import (
     RunResult,
     TurnOutcome,
 )
-from fisk_ai.agent.prompt import SystemPrompt
+from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import PromptDenied, Runner, SessionCompleted
 from fisk_ai.agent.settings import AgentSettings
-from fisk_ai.llm.types import Provider
 from fisk_ai.sessions.answer import answer_deferred
 from fisk_ai.sessions.errors import (
     DeferredAnswerRefused,
@@ -50,9 +48,7 @@ from fisk_ai.sessions.errors import (
     SessionError,
 )
 from fisk_ai.sessions.fold import fold
-from fisk_ai.sessions.store import SessionStore
 from fisk_ai.tools.questions import NoOperator, Prompter
-from fisk_ai.tools.toolset import ToolSet
 
 __all__ = [
     "Budget",
@@ -66,18 +62,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Resources:
-    """What every run shares, built once when the server starts."""
-
-    settings: AgentSettings
-    provider: Provider
-    tools: ToolSet | CurrentTools
-    store: SessionStore
-    system: SystemPrompt | None = None
-    hooks: Hooks | None = None
 
 
 @dataclass(frozen=True)
@@ -316,15 +300,10 @@ class Server:
     async def _run(self, work: Work) -> RunResult:
         resources = self._resources
         runner = Runner(
-            lowered(resources.settings, work.budget),
-            provider=resources.provider,
-            tools=resources.tools,
-            store=resources.store,
+            dataclasses.replace(resources, settings=lowered(resources.settings, work.budget)),
             events=work.events,
             prompter=work.prompter if work.prompter is not None else NoOperator(),
-            hooks=resources.hooks,
             suspend=work.suspend,
-            system=resources.system,
         )
         try:
             if work.run_context is not None:

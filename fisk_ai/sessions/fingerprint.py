@@ -21,6 +21,7 @@ __all__ = [
     "ChangeClass",
     "Fingerprint",
     "FingerprintChange",
+    "FingerprintInputs",
     "ResumeDecision",
     "compare_fingerprints",
     "compute_fingerprint",
@@ -73,28 +74,33 @@ class ResumeDecision:
     changes: tuple[str, ...]
 
 
-def compute_fingerprint(
-    *,
-    provider: str,
-    model: str,
-    system: Sequence[str],
-    tools: Sequence[ToolDef],
-    thinking: ThinkingMode,
-    reasoning_effort: str,
-    max_tokens: int,
-    max_iterations: int,
-) -> Fingerprint:
+@dataclass(frozen=True)
+class FingerprintInputs:
+    """The parts of a run's configuration that decide what the model is asked, and under what
+    limits: what a fingerprint is computed from."""
+
+    provider: str
+    model: str
+    system: Sequence[str]
+    tools: Sequence[ToolDef]
+    thinking: ThinkingMode
+    reasoning_effort: str
+    max_tokens: int
+    max_iterations: int
+
+
+def compute_fingerprint(inputs: FingerprintInputs) -> Fingerprint:
     """Fingerprint a run's configuration. Compute it before any resume reminder is added to
     ``system``, so the reminder never reads as a changed prompt."""
     return Fingerprint(
-        provider=provider,
-        model=model,
-        system_hash=_sha256_of(list(system)),
-        tools_hash=_sha256_of(_canonical_tools(tools)),
-        thinking_mode=thinking.value,
-        max_tokens=max_tokens,
-        max_iterations=max_iterations,
-        reasoning_effort=reasoning_effort,
+        provider=inputs.provider,
+        model=inputs.model,
+        system_hash=_sha256_of(list(inputs.system)),
+        tools_hash=_sha256_of(_canonical_tools(inputs.tools)),
+        thinking_mode=inputs.thinking.value,
+        max_tokens=inputs.max_tokens,
+        max_iterations=inputs.max_iterations,
+        reasoning_effort=inputs.reasoning_effort,
     )
 
 

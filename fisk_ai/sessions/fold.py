@@ -11,6 +11,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import assert_never
 
 from fisk_ai.llm.types import Message, Role, ToolResultBlock, ToolUseBlock, Usage, user_text
 from fisk_ai.sessions.errors import JournalError
@@ -109,23 +110,29 @@ class Conversation:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Turn:
     message: Message
+    calls: tuple[ToolUseBlock, ...]
+    """The message's tool calls, kept rather than recomputed for each result the turn gets."""
     results: dict[str, ToolResultBlock] = field(default_factory=dict)
 
-    def calls(self) -> tuple[ToolUseBlock, ...]:
-        return self.message.tool_uses
-
     def results_in_call_order(self) -> tuple[ToolResultBlock, ...]:
-        return tuple(self.results[call.id] for call in self.calls() if call.id in self.results)
+        return tuple(self.results[call.id] for call in self.calls if call.id in self.results)
 
     def unanswered(self) -> tuple[ToolUseBlock, ...]:
-        return tuple(call for call in self.calls() if call.id not in self.results)
+        return tuple(call for call in self.calls if call.id not in self.results)
 
 
 def fold(records: Sequence[Record]) -> Conversation:
     """Rebuild the conversation a journal describes; a malformed journal raises JournalError."""
+    folding = _Folding(_opening_meta(records))
+    for record in records[1:]:
+        folding.add(record)
+    return folding.conversation()
+
+
+def _opening_meta(records: Sequence[Record]) -> Meta:
     if not records:
         raise JournalError("the session journal is empty; it has no meta record")
     first = records[0]
@@ -135,119 +142,184 @@ def fold(records: Sequence[Record]) -> Conversation:
     _check_version(meta)
     if first.seq != 1:
         raise JournalError(f"session {meta.run_id} starts at record {first.seq} instead of 1")
+    return meta
 
-    messages: list[Message] = [user_text(meta.prompt)] if meta.prompt else []
-    turn: _Turn | None = None
-    usage = Usage()
-    llm_calls = tool_calls = remote_tool_calls = 0
-    stop_reasons: list[str] = []
-    last_iteration = 0
-    terminal: Terminal | None = None
-    standing_grants: set[str] = set()
-    call_approvals: set[str] = set()
-    deferred: dict[str, Deferred] = {}
-    memory_revisions: Mapping[str, int] = MappingProxyType({})
-    first_prompt = meta.prompt
 
-    def commit() -> None:
-        nonlocal turn
+class _Folding:
+    """A fold part way through a journal: what the records after the meta record have built."""
+
+    # Slots: the fold reads and writes these for every record of journals thousands long.
+    __slots__ = (
+        "call_approvals",
+        "deferred",
+        "first_prompt",
+        "last_iteration",
+        "last_seq",
+        "llm_calls",
+        "memory_revisions",
+        "messages",
+        "meta",
+        "remote_tool_calls",
+        "standing_grants",
+        "stop_reasons",
+        "terminal",
+        "tool_calls",
+        "turn",
+        "usage",
+    )
+
+    def __init__(self, meta: Meta) -> None:
+        self.meta = meta
+        self.messages: list[Message] = [user_text(meta.prompt)] if meta.prompt else []
+        self.turn: _Turn | None = None
+        self.usage = Usage()
+        self.llm_calls = 0
+        self.tool_calls = 0
+        self.remote_tool_calls = 0
+        self.stop_reasons: list[str] = []
+        self.last_iteration = 0
+        self.terminal: Terminal | None = None
+        self.standing_grants: set[str] = set()
+        self.call_approvals: set[str] = set()
+        self.deferred: dict[str, Deferred] = {}
+        self.memory_revisions: Mapping[str, int] = MappingProxyType({})
+        self.first_prompt = meta.prompt
+        self.last_seq = 1
+
+    def add(self, record: Record) -> None:
+        seq = record.seq
+        if seq != self.last_seq + 1:
+            what = "repeats" if seq <= self.last_seq else "skips ahead of"
+            raise JournalError(
+                f"session {self.meta.run_id} is corrupt: record {seq} {what} record {self.last_seq}"
+            )
+        self.last_seq = seq
+        payload = record.payload
+        match payload:
+            case Assistant():
+                self._add_assistant(payload)
+            case User():
+                self._add_user(payload)
+            case ToolResult():
+                self._add_tool_result(payload, seq)
+            case Deferred():
+                self.deferred[payload.tool_use_id] = payload
+            case Decision():
+                self.standing_grants.add(payload.tool)
+            case CallApproval():
+                self.call_approvals.add(payload.tool_use_id)
+            case MemoryRevisions():
+                self.memory_revisions = payload.revisions
+            case Terminal():
+                self.terminal = payload
+                self.call_approvals.clear()
+            case Meta():
+                raise JournalError(
+                    f"session {self.meta.run_id} is corrupt: record {seq} is a second meta record"
+                )
+            case Claim() | Unrecognized():
+                # A claim only fences other writers, and an unrecognized optional record is one
+                # a reader may skip; touching the current turn here would commit it early.
+                pass
+            case _:
+                assert_never(payload)
+
+    def _add_assistant(self, assistant: Assistant) -> None:
+        self._commit()
+        self.turn = _Turn(assistant.message, assistant.message.tool_uses)
+        self.stop_reasons.append(assistant.stop_reason)
+        self.usage += Usage(
+            assistant.in_tokens,
+            assistant.out_tokens,
+            assistant.cache_read_tokens,
+            assistant.cache_create_tokens,
+            assistant.thinking_tokens,
+        )
+        self.llm_calls += 1
+        self.last_iteration = assistant.iteration
+        self.terminal = None
+
+    def _add_user(self, user: User) -> None:
+        self._commit()
+        _append_user(self.messages, user.message)
+        if not self.first_prompt:
+            self.first_prompt = user.message.text
+        self.terminal = None
+
+    def _add_tool_result(self, result: ToolResult, seq: int) -> None:
+        run_id = self.meta.run_id
+        tool_use_id = result.tool_use_id
+        turn = self.turn
+        if turn is None:
+            raise JournalError(
+                f"session {run_id} is corrupt: record {seq} answers call {tool_use_id} "
+                "with no assistant turn before it"
+            )
+        if tool_use_id not in {call.id for call in turn.calls}:
+            raise JournalError(
+                f"session {run_id} is corrupt: record {seq} answers call {tool_use_id}, "
+                "which the current assistant turn did not make"
+            )
+        if tool_use_id in turn.results:
+            raise JournalError(
+                f"session {run_id} is corrupt: record {seq} answers call {tool_use_id} "
+                "a second time"
+            )
+        turn.results[tool_use_id] = result.result
+        self.deferred.pop(tool_use_id, None)
+        self.tool_calls += 1
+        self.remote_tool_calls += int(result.remote)
+        self.terminal = None
+
+    def _commit(self) -> None:
+        turn = self.turn
         if turn is None:
             return
-        messages.append(turn.message)
+        self.messages.append(turn.message)
         results = turn.results_in_call_order()
         if results:
-            _append_user(messages, Message(Role.USER, results))
-        turn = None
+            _append_user(self.messages, Message(Role.USER, results))
+        self.turn = None
 
-    last_seq = first.seq
-    for record in records[1:]:
-        if record.seq != last_seq + 1:
-            what = "repeats" if record.seq <= last_seq else "skips ahead of"
-            raise JournalError(
-                f"session {meta.run_id} is corrupt: record {record.seq} {what} record {last_seq}"
-            )
-        last_seq = record.seq
-        payload = record.payload
-        if isinstance(payload, Assistant):
-            commit()
-            turn = _Turn(payload.message)
-            stop_reasons.append(payload.stop_reason)
-            usage += Usage(
-                payload.in_tokens,
-                payload.out_tokens,
-                payload.cache_read_tokens,
-                payload.cache_create_tokens,
-                payload.thinking_tokens,
-            )
-            llm_calls += 1
-            last_iteration = payload.iteration
-            terminal = None
-        elif isinstance(payload, User):
-            commit()
-            _append_user(messages, payload.message)
-            if not first_prompt:
-                first_prompt = payload.message.text
-            terminal = None
-        elif isinstance(payload, ToolResult):
-            turn = _answer(turn, payload, record.seq, meta.run_id)
-            deferred.pop(payload.tool_use_id, None)
-            tool_calls += 1
-            remote_tool_calls += int(payload.remote)
-            terminal = None
-        elif isinstance(payload, Deferred):
-            deferred[payload.tool_use_id] = payload
-        elif isinstance(payload, Decision):
-            standing_grants.add(payload.tool)
-        elif isinstance(payload, CallApproval):
-            call_approvals.add(payload.tool_use_id)
-        elif isinstance(payload, MemoryRevisions):
-            memory_revisions = payload.revisions
-        elif isinstance(payload, Terminal):
-            terminal = payload
-            call_approvals.clear()
-        elif isinstance(payload, Meta):
-            raise JournalError(
-                f"session {meta.run_id} is corrupt: record {record.seq} is a second meta record"
+    def conversation(self) -> Conversation:
+        """End the fold: a turn with every call answered is committed, one still waiting on a
+        call is returned as pending."""
+        pending_turn: Message | None = None
+        pending: tuple[ToolUseBlock, ...] = ()
+        answered: tuple[ToolResultBlock, ...] = ()
+        waiting_on: tuple[Deferred, ...] = ()
+        turn = self.turn
+        if turn is not None and (unanswered := turn.unanswered()):
+            pending_turn = turn.message
+            pending = tuple(call for call in unanswered if call.id not in self.deferred)
+            answered = turn.results_in_call_order()
+            # Only a call of the pending turn can still be answered; a result for any other
+            # would be refused by the next fold.
+            waiting_on = tuple(
+                self.deferred[call.id] for call in unanswered if call.id in self.deferred
             )
         else:
-            # A claim only fences other writers, and an unrecognized optional record is one a
-            # reader may skip; touching the current turn here would commit it early.
-            assert isinstance(payload, Claim | Unrecognized)
-
-    pending_turn: Message | None = None
-    pending: tuple[ToolUseBlock, ...] = ()
-    answered: tuple[ToolResultBlock, ...] = ()
-    waiting_on: tuple[Deferred, ...] = ()
-    if turn is not None and turn.unanswered():
-        pending_turn = turn.message
-        pending = tuple(call for call in turn.unanswered() if call.id not in deferred)
-        answered = turn.results_in_call_order()
-        # Only a call of the pending turn can still be answered; a result for any other would
-        # be refused by the next fold.
-        waiting_on = tuple(deferred[call.id] for call in turn.unanswered() if call.id in deferred)
-    else:
-        commit()
-
-    return Conversation(
-        meta=meta,
-        messages=tuple(messages),
-        pending_turn=pending_turn,
-        pending=pending,
-        answered=answered,
-        usage=usage,
-        llm_calls=llm_calls,
-        tool_calls=tool_calls,
-        remote_tool_calls=remote_tool_calls,
-        next_iteration=last_iteration + 1,
-        terminal=terminal,
-        standing_grants=frozenset(standing_grants),
-        call_approvals=frozenset(call_approvals),
-        deferred=waiting_on,
-        memory_revisions=memory_revisions,
-        last_seq=last_seq,
-        first_prompt=first_prompt,
-        stop_reasons=tuple(stop_reasons),
-    )
+            self._commit()
+        return Conversation(
+            meta=self.meta,
+            messages=tuple(self.messages),
+            pending_turn=pending_turn,
+            pending=pending,
+            answered=answered,
+            usage=self.usage,
+            llm_calls=self.llm_calls,
+            tool_calls=self.tool_calls,
+            remote_tool_calls=self.remote_tool_calls,
+            next_iteration=self.last_iteration + 1,
+            terminal=self.terminal,
+            standing_grants=frozenset(self.standing_grants),
+            call_approvals=frozenset(self.call_approvals),
+            deferred=waiting_on,
+            memory_revisions=self.memory_revisions,
+            last_seq=self.last_seq,
+            first_prompt=self.first_prompt,
+            stop_reasons=tuple(self.stop_reasons),
+        )
 
 
 def _check_version(meta: Meta) -> None:
@@ -261,26 +333,6 @@ def _check_version(meta: Meta) -> None:
             f"session {meta.run_id} was written by an older fisk-ai (journal version "
             f"{meta.version}, this one reads only {JOURNAL_VERSION}) and cannot be opened"
         )
-
-
-def _answer(turn: _Turn | None, result: ToolResult, seq: int, run_id: str) -> _Turn:
-    if turn is None:
-        raise JournalError(
-            f"session {run_id} is corrupt: record {seq} answers call {result.tool_use_id} "
-            "with no assistant turn before it"
-        )
-    if result.tool_use_id not in {call.id for call in turn.calls()}:
-        raise JournalError(
-            f"session {run_id} is corrupt: record {seq} answers call {result.tool_use_id}, "
-            "which the current assistant turn did not make"
-        )
-    if result.tool_use_id in turn.results:
-        raise JournalError(
-            f"session {run_id} is corrupt: record {seq} answers call {result.tool_use_id} "
-            "a second time"
-        )
-    turn.results[result.tool_use_id] = result.result
-    return turn
 
 
 def _append_user(messages: list[Message], message: Message) -> None:

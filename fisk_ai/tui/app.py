@@ -77,7 +77,7 @@ class FiskApp(App[None]):
     @property
     def outcome(self) -> Outcome:
         screen = self.run_screen
-        state = screen.status.state
+        state = screen.run_state
         if state is RunState.AWAITING_INPUT and screen.last_result is not None:
             state = RunState.COMPLETE
         return Outcome(

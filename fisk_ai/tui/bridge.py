@@ -16,6 +16,7 @@ from textual.message import Message
 
 from fisk_ai.agent.events import Event
 from fisk_ai.multiplex import PaneState, Reporter
+from fisk_ai.presentation import blocked_reason
 from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
 
 if TYPE_CHECKING:
@@ -43,12 +44,6 @@ class QuestionAsked(Message):
 
 
 Post = Callable[[Message], object]
-
-
-def blocked_reason(question: Question) -> str:
-    from fisk_ai.lineui.prompter import blocked_reason as reason
-
-    return reason(question)
 
 
 class RunBridge:

@@ -18,17 +18,11 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 from fisk_ai.agent.outcome import Completed, waits
-from fisk_ai.lineui.lines import resume_hint
-from fisk_ai.lineui.run import (
-    EXIT_INTERRUPTED,
-    RunOptions,
-    hosted_run,
-    print_summary,
-    run_line_mode,
-    stderr_line,
-)
+from fisk_ai.lineui.run import EXIT_INTERRUPTED, print_summary, run_line_mode, stderr_line
 from fisk_ai.lineui.surface import write_answer
 from fisk_ai.multiplex import Reporter
+from fisk_ai.presentation import resume_hint
+from fisk_ai.serve.hosted import RunOptions, hosted_run
 
 
 def run_full_screen(options: RunOptions) -> int:

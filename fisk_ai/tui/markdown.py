@@ -136,23 +136,11 @@ def markdown_lines(text: str) -> list[MarkdownLine]:
         token = tokens[index]
         kind = token.type
         if kind in ("paragraph_open", "heading_open"):
-            inline = tokens[index + 1]
-            base = Emphasis.NONE
-            if kind == "heading_open":
-                base = Emphasis.BOLD | (Emphasis.UNDERLINE if token.tag == "h1" else Emphasis.NONE)
-            start = walk.begin_block(inline)
-            last = _emit_inline(walk, inline, start, base)
-            walk.end_block(inline, last)
-            index += 2
+            # A paragraph's or a heading's text is the inline token after its opening.
+            index += 1
+            _emit_text(walk, token, tokens[index])
         elif kind in ("fence", "code_block"):
-            start = walk.begin_block(token)
-            first = start + 1 if kind == "fence" else start
-            body = token.content.removesuffix("\n").split("\n") if token.content else []
-            for offset, code in enumerate(body):
-                walk.emit(first + offset, [(CODE_INDENT + code, Emphasis.CODE)])
-            if not body:
-                walk.emit(first, [])
-            walk.end_block(token, first + len(body))
+            _emit_code(walk, token)
         elif kind == "hr":
             start = walk.begin_block(token)
             walk.emit(start, [], rule=True)
@@ -163,26 +151,53 @@ def markdown_lines(text: str) -> list[MarkdownLine]:
             for offset, html in enumerate(body):
                 walk.emit(start + offset, [(html, Emphasis.NONE)])
             walk.end_block(token, start + len(body) - 1)
-        elif kind in ("bullet_list_open", "ordered_list_open"):
-            ordered = kind == "ordered_list_open"
-            start_number = int(token.attrs.get("start", 1)) if ordered else 1
-            walk.lists.append(_List(ordered, start_number))
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            walk.lists.pop()
-        elif kind == "list_item_open":
-            current = walk.lists[-1] if walk.lists else _List(False)
-            marker = BULLET
-            if current.ordered:
-                number = int(token.info) if token.info.isdigit() else current.next_number
-                marker = f"{number}. "
-                current.next_number = number + 1
-            walk.containers.append(_Container(marker, " " * len(marker)))
-        elif kind == "blockquote_open":
-            walk.containers.append(_Container(QUOTE_BAR, QUOTE_BAR, Emphasis.DIM))
-        elif kind in ("list_item_close", "blockquote_close"):
-            walk.containers.pop()
+        else:
+            _nest(walk, token)
         index += 1
     return walk.lines
+
+
+def _emit_text(walk: _Walk, opening: Token, inline: Token) -> None:
+    base = Emphasis.NONE
+    if opening.type == "heading_open":
+        base = Emphasis.BOLD | (Emphasis.UNDERLINE if opening.tag == "h1" else Emphasis.NONE)
+    start = walk.begin_block(inline)
+    last = _emit_inline(walk, inline, start, base)
+    walk.end_block(inline, last)
+
+
+def _emit_code(walk: _Walk, token: Token) -> None:
+    start = walk.begin_block(token)
+    first = start + 1 if token.type == "fence" else start
+    body = token.content.removesuffix("\n").split("\n") if token.content else []
+    for offset, code in enumerate(body):
+        walk.emit(first + offset, [(CODE_INDENT + code, Emphasis.CODE)])
+    if not body:
+        walk.emit(first, [])
+    walk.end_block(token, first + len(body))
+
+
+def _nest(walk: _Walk, token: Token) -> None:
+    """Enter or leave a list, a list item or a quote; other tokens change nothing."""
+    kind = token.type
+    if kind in ("bullet_list_open", "ordered_list_open"):
+        ordered = kind == "ordered_list_open"
+        start_number = int(token.attrs.get("start", 1)) if ordered else 1
+        walk.lists.append(_List(ordered, start_number))
+    elif kind in ("bullet_list_close", "ordered_list_close"):
+        walk.lists.pop()
+    elif kind == "list_item_open":
+        current = walk.lists[-1] if walk.lists else _List(False)
+        marker = BULLET
+        if current.ordered:
+            number = int(token.info) if token.info.isdigit() else current.next_number
+            marker = f"{number}. "
+            current.next_number = number + 1
+        walk.containers.append(_Container(marker, " " * len(marker)))
+    elif kind == "blockquote_open":
+        walk.containers.append(_Container(QUOTE_BAR, QUOTE_BAR, Emphasis.DIM))
+    elif kind in ("list_item_close", "blockquote_close"):
+        walk.containers.pop()
 
 
 def _emit_inline(walk: _Walk, inline: Token, start: int, base: Emphasis) -> int:

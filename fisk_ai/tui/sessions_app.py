@@ -11,11 +11,14 @@ from textual.binding import Binding, BindingType
 if TYPE_CHECKING:
     from fisk_ai.sessions import Conversation, SessionStore
 
+BROWSER = "browser"
+
 
 class SessionsApp(App[str]):
     """Opens on the transcript of ``conversation`` when one is given, else on the browser
     listing ``store``. The app's result is the id of a session chosen with ``r`` to resume, or
-    None; ``resume_refused`` says why ``r`` cannot resume instead."""
+    None; ``resume_refused`` says why a chosen session cannot resume here, and the browser
+    stays up instead."""
 
     ENABLE_COMMAND_PALETTE = False
     TITLE = "fisk-ai sessions"
@@ -42,9 +45,23 @@ class SessionsApp(App[str]):
         if self.conversation is not None:
             from fisk_ai.screens.transcript import TranscriptScreen
 
-            self.push_screen(TranscriptScreen(self.conversation, closes_app=True))
+            self.push_screen(TranscriptScreen(self.conversation), self._viewer_closed)
         else:
             from fisk_ai.screens.sessions import SessionBrowser
 
             assert self.store is not None
-            self.push_screen(SessionBrowser(self.store, resume_refused=self.resume_refused))
+            # Installed, the browser outlives its dismissal and comes back with its filter
+            # and highlight when a chosen session cannot resume.
+            self.install_screen(SessionBrowser(self.store), BROWSER)
+            self.push_screen(BROWSER, self._chosen)
+
+    def _viewer_closed(self, _: None) -> None:
+        self.exit()
+
+    def _chosen(self, session_id: str | None) -> None:
+        if session_id and self.resume_refused:
+            self.notify(self.resume_refused, severity="warning", markup=False)
+            # Later, so the dismissal has finished taking the browser off the stack.
+            self.call_later(self.push_screen, BROWSER, self._chosen)
+            return
+        self.exit(session_id)

@@ -120,9 +120,6 @@ class StatusLine:
     model: str = ""
     session: str = ""
 
-    def moved(self, target: RunState) -> StatusLine:
-        return replace(self, state=target) if can_move(self.state, target) else self
-
     def text(self) -> str:
         parts = [
             f"[{self.state.word}]",

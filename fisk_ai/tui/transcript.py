@@ -13,7 +13,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from fisk_ai.agent.events import (
     Event,
@@ -25,8 +25,13 @@ from fisk_ai.agent.events import (
     ToolResultEvent,
     WarningEvent,
 )
-from fisk_ai.lineui.lines import RESULT_PREFIX, thinking_lines, tool_call_line, tool_result_text
-from fisk_ai.lineui.surface import warning_text
+from fisk_ai.presentation import (
+    RESULT_PREFIX,
+    thinking_lines,
+    tool_call_line,
+    tool_result_text,
+    warning_text,
+)
 from fisk_ai.tui.markdown import (
     RULE_CHARACTER,
     MarkdownLine,
@@ -227,24 +232,27 @@ class Transcript:
 
     def add_event(self, event: Event) -> None:
         """Add what one agent event shows; status events show nothing here."""
-        if isinstance(event, PromptEvent):
-            self.add_prompt(event.text)
-        elif isinstance(event, TextEvent):
-            if event.final:
-                self.add_block(BlockKind.META, [ANSWER_MARKER])
-            self.add_narration(event.text)
-        elif isinstance(event, ThinkingEvent):
-            self.add_thinking(event.text)
-        elif isinstance(event, ToolCallEvent):
-            self.add_block(BlockKind.TOOL_CALL, [tool_call_line(event)])
-        elif isinstance(event, ToolResultEvent):
-            kind = BlockKind.ERROR if event.is_error else BlockKind.TOOL_OUTPUT
-            body = tool_result_text(event).expandtabs(TAB_WIDTH).split("\n")
-            self.add_block(kind, [RESULT_PREFIX, *body], header=1, foldable=True)
-        elif isinstance(event, WarningEvent):
-            self.add_block(BlockKind.WARNING, [WARNING_PREFIX + warning_text(event)])
-        elif isinstance(event, StatusEvent):
-            return
+        match event:
+            case PromptEvent():
+                self.add_prompt(event.text)
+            case TextEvent():
+                if event.final:
+                    self.add_block(BlockKind.META, [ANSWER_MARKER])
+                self.add_narration(event.text)
+            case ThinkingEvent():
+                self.add_thinking(event.text)
+            case ToolCallEvent():
+                self.add_block(BlockKind.TOOL_CALL, [tool_call_line(event)])
+            case ToolResultEvent():
+                kind = BlockKind.ERROR if event.is_error else BlockKind.TOOL_OUTPUT
+                body = tool_result_text(event).expandtabs(TAB_WIDTH).split("\n")
+                self.add_block(kind, [RESULT_PREFIX, *body], header=1, foldable=True)
+            case WarningEvent():
+                self.add_block(BlockKind.WARNING, [WARNING_PREFIX + warning_text(event)])
+            case StatusEvent():
+                pass
+            case _:
+                assert_never(event)
 
     def add_events(self, events: Iterable[Event]) -> None:
         for event in events:

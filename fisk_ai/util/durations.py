@@ -58,38 +58,8 @@ def parse_duration(text: str) -> timedelta:
     nanoseconds = 0
     position = 0
     while position < len(text):
-        number_start = position
-        while position < len(text) and text[position] in _DIGITS:
-            position += 1
-        whole = text[number_start:position]
-        fraction_digits = ""
-        if position < len(text) and text[position] == ".":
-            position += 1
-            fraction_start = position
-            while position < len(text) and text[position] in _DIGITS:
-                position += 1
-            fraction_digits = text[fraction_start:position]
-        fraction_part = text[number_start + len(whole) : position]
-        if not whole and not fraction_digits:
-            raise DurationError(original, "each part must start with a number")
-        unit_start = position
-        while position < len(text) and text[position] not in _DIGITS and text[position] != ".":
-            position += 1
-        unit = text[unit_start:position]
-        if not unit:
-            raise DurationError(original, f"{whole}{fraction_part} needs a unit {_UNITS}")
-        unit_nanoseconds = _NANOSECONDS_PER_UNIT.get(unit)
-        if unit_nanoseconds is None:
-            raise DurationError(original, f'the unit "{unit}" is not one of {_UNITS}')
-        if len(whole) > 20:
-            raise DurationError(original, "it is longer than a duration can be (about 292 years)")
-        # Digits past the eighteenth cannot change a nanosecond count; dropping them keeps the
-        # arithmetic small whatever the input.
-        fraction_digits = fraction_digits[:18]
-        nanoseconds += int(whole or "0") * unit_nanoseconds
-        if fraction_digits:
-            # Integer arithmetic keeps "0.1s" exact; a float would not.
-            nanoseconds += int(fraction_digits) * unit_nanoseconds // 10 ** len(fraction_digits)
+        part_nanoseconds, position = _parse_part(text, position, original)
+        nanoseconds += part_nanoseconds
         if nanoseconds > _MAX_NANOSECONDS:
             raise DurationError(original, "it is longer than a duration can be (about 292 years)")
 
@@ -99,6 +69,47 @@ def parse_duration(text: str) -> timedelta:
     if microseconds == 0 and nanoseconds > 0:
         microseconds = 1
     return timedelta(microseconds=microseconds)
+
+
+def _parse_part(text: str, position: int, original: str) -> tuple[int, int]:
+    """Read the number and unit starting at position, such as "1.5h" in "1.5h30m": their
+    nanoseconds, and the position after the unit."""
+    number_start = position
+    position = _end_of_digits(text, position)
+    whole = text[number_start:position]
+    fraction_digits = ""
+    if position < len(text) and text[position] == ".":
+        fraction_start = position + 1
+        position = _end_of_digits(text, fraction_start)
+        fraction_digits = text[fraction_start:position]
+    fraction_part = text[number_start + len(whole) : position]
+    if not whole and not fraction_digits:
+        raise DurationError(original, "each part must start with a number")
+    unit_start = position
+    while position < len(text) and text[position] not in _DIGITS and text[position] != ".":
+        position += 1
+    unit = text[unit_start:position]
+    if not unit:
+        raise DurationError(original, f"{whole}{fraction_part} needs a unit {_UNITS}")
+    unit_nanoseconds = _NANOSECONDS_PER_UNIT.get(unit)
+    if unit_nanoseconds is None:
+        raise DurationError(original, f'the unit "{unit}" is not one of {_UNITS}')
+    if len(whole) > 20:
+        raise DurationError(original, "it is longer than a duration can be (about 292 years)")
+    # Digits past the eighteenth cannot change a nanosecond count; dropping them keeps the
+    # arithmetic small whatever the input.
+    fraction_digits = fraction_digits[:18]
+    nanoseconds = int(whole or "0") * unit_nanoseconds
+    if fraction_digits:
+        # Integer arithmetic keeps "0.1s" exact; a float would not.
+        nanoseconds += int(fraction_digits) * unit_nanoseconds // 10 ** len(fraction_digits)
+    return nanoseconds, position
+
+
+def _end_of_digits(text: str, position: int) -> int:
+    while position < len(text) and text[position] in _DIGITS:
+        position += 1
+    return position
 
 
 def format_duration(duration: timedelta) -> str:

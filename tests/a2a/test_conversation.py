@@ -8,17 +8,17 @@ import pytest
 
 from fisk_ai.a2a.conversation import AgentConversation, TurnFailed
 from fisk_ai.a2a.memory import MemoryTransport
-from fisk_ai.a2a.prompts_server import LOCAL
 from fisk_ai.agent.events import PromptEvent, TextEvent, ToolCallEvent
 from fisk_ai.agent.outcome import Completed, Suspended
+from fisk_ai.serve.prompts import LOCAL
 from fisk_ai.tools.base import Tool
 from fisk_ai.tools.questions import ApprovalChoice
-from tests.a2a import test_prompts as engine
-from tests.a2a.test_prompts import IDENTITY, WAIT, Held, StartAgent
 from tests.agent.conftest import FakeTool
 from tests.fakes.events import RecordingSink
 from tests.fakes.prompter import ScriptedPrompter
 from tests.fakes.provider import answer, call, calls
+from tests.serve.prompts import engine
+from tests.serve.prompts.engine import IDENTITY, WAIT, Held, StartAgent
 
 # The engine tests' fixtures, shared by name.
 broker = engine.broker

@@ -196,12 +196,14 @@ async def test_losing_an_opened_connection_is_reported_as_a_fault(
 async def test_opening_a_connection_nobody_answers_fails_at_once() -> None:
     import socket
 
+    # Bound but not listening: connecting is refused, and while the socket is held no other
+    # process (another test worker) can take the port.
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
 
-    with pytest.raises(OSError):
-        await asyncio.wait_for(
-            NatsTransport.open({"servers": [f"nats://127.0.0.1:{port}"]}, name="fisk-ai test"),
-            WAIT.total_seconds(),
-        )
+        with pytest.raises(OSError):
+            await asyncio.wait_for(
+                NatsTransport.open({"servers": [f"nats://127.0.0.1:{port}"]}, name="fisk-ai test"),
+                WAIT.total_seconds(),
+            )

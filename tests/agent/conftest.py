@@ -13,6 +13,7 @@ import pytest
 
 from fisk_ai.agent.events import EventSink
 from fisk_ai.agent.hooks import Hooks
+from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import Runner
 from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider, ToolDef
@@ -138,13 +139,9 @@ def make_runner(
     suspend: asyncio.Event | None = None,
 ) -> Runner:
     return Runner(
-        settings,
-        provider=provider,
-        tools=tools,
-        store=store,
+        Resources(settings, provider, tools, store, hooks=hooks),
         events=events,
         prompter=prompter,
-        hooks=hooks,
         suspend=suspend,
     )
 

@@ -11,9 +11,11 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import nats
 import pytest
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
+from nats.errors import NoRespondersError
 from nats.js.api import KeyValueConfig
 from nats.js.errors import ServiceUnavailableError
 
@@ -71,7 +73,7 @@ async def test_a_client_with_the_token_reaches_the_broker(broker: EmbeddedBroker
 
 
 async def test_a_client_without_the_token_is_refused(broker: EmbeddedBroker) -> None:
-    client = nats.NATS()
+    client = NatsClient()
     try:
         with pytest.raises(NatsError, match="Authorization Violation"):
             await client.connect(broker.url, allow_reconnect=False, error_cb=_ignore_error)
@@ -86,7 +88,7 @@ async def test_a_request_gets_its_reply_through_the_broker(broker: EmbeddedBroke
     client = await broker.connect()
     try:
 
-        async def shout(message: nats.aio.msg.Msg) -> None:
+        async def shout(message: Msg) -> None:
             await message.respond(message.data.upper())
 
         await client.subscribe("echo", cb=shout)
@@ -99,7 +101,7 @@ async def test_a_request_gets_its_reply_through_the_broker(broker: EmbeddedBroke
 async def test_jetstream_is_off_unless_asked(broker: EmbeddedBroker) -> None:
     client = await broker.connect()
     try:
-        with pytest.raises((ServiceUnavailableError, nats.errors.NoRespondersError)):
+        with pytest.raises((ServiceUnavailableError, NoRespondersError)):
             await client.jetstream().account_info()
     finally:
         await client.close()

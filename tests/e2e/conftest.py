@@ -11,8 +11,19 @@ from pathlib import Path
 import pytest
 
 FISK = Path(sys.executable).parent / "fisk"
+E2E = Path(__file__).resolve().parent
 
 RunFisk = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test in this folder e2e, so ``-m "not e2e"`` leaves them all out.
+
+    Collection hooks in a conftest see the whole session's items, not only this folder's.
+    """
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture

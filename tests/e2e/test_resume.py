@@ -49,6 +49,10 @@ from tests.fakes.fiskapp import (
 from tests.fakes.messages_api import FakeMessagesAPI, error, reply, text, tool_use
 from tests.sessions.builders import fingerprint
 
+# The interrupted runs are module fixtures; on one xdist worker each runs once, not once per
+# worker.
+pytestmark = pytest.mark.xdist_group("e2e-resume")
+
 PROMPT = "drain node n1"
 ANSWER = "Node n1 is drained."
 DRAIN_TURNS = [

@@ -39,6 +39,9 @@ from tests.fakes.fiskapp import (
 )
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, thinking, tool_use, usage
 
+# The shared runs are module fixtures; on one xdist worker each runs once, not once per worker.
+pytestmark = pytest.mark.xdist_group("e2e-run")
+
 PROMPT = "report on the environment"
 ANSWER = "# Report\n\nThe cache is **untouched**."
 NARRATION = "Checking the environment first."

@@ -27,7 +27,7 @@ from fisk_ai.a2a.messages import (
     UnknownEvent,
 )
 from fisk_ai.a2a.nats import NatsTransport
-from fisk_ai.a2a.prompts_client import ask
+from fisk_ai.a2a.prompts_client import PromptsClient, TurnOptions
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK, RunFisk
@@ -198,6 +198,11 @@ async def peer(setup: Setup) -> AsyncIterator[NatsTransport]:
     await transport.client.close()
 
 
+def agent_of(peer: NatsTransport) -> PromptsClient:
+    """The served agent, as the peer reaches it."""
+    return PromptsClient(peer, IDENTITY, request_timeout=REQUEST_TIMEOUT)
+
+
 async def interrupt_and_wait(served: Served) -> tuple[int, str]:
     served.process.send_signal(signal.SIGINT)
     _, stderr = await asyncio.wait_for(served.process.communicate(), WAIT)
@@ -228,13 +233,8 @@ async def test_a_prompt_gets_an_ack_the_tool_events_and_the_answer(
     acks: list[Ack] = []
     events: list[EventMessage | UnknownEvent] = []
 
-    ended = await ask(
-        peer,
-        IDENTITY,
-        "how is the fleet",
-        request_timeout=REQUEST_TIMEOUT,
-        on_ack=acks.append,
-        on_event=events.append,
+    ended = await agent_of(peer).ask(
+        "how is the fleet", options=TurnOptions(on_ack=acks.append, on_event=events.append)
     )
 
     assert isinstance(ended, TerminalResult), ended
@@ -252,16 +252,12 @@ async def test_a_follow_up_with_the_token_continues_the_conversation(
 ) -> None:
     setup.api.script([reply(text("the fleet is green")), reply(text("it was green"))])
     acks: list[Ack] = []
-    first = await ask(
-        peer, IDENTITY, "how is the fleet", request_timeout=REQUEST_TIMEOUT, on_ack=acks.append
-    )
+    first = await agent_of(peer).ask("how is the fleet", options=TurnOptions(on_ack=acks.append))
     assert isinstance(first, TerminalResult), first
     token = acks[0].conversation_token
     assert token
 
-    second = await ask(
-        peer, IDENTITY, "and a moment ago", request_timeout=REQUEST_TIMEOUT, token=token
-    )
+    second = await agent_of(peer).ask("and a moment ago", token=token)
 
     assert isinstance(second, TerminalResult), second
     assert second.text == "it was green"
@@ -278,18 +274,12 @@ async def test_a_prompt_beyond_the_workers_is_refused_and_the_drain_answers_the_
         [reply(tool_use("tu_1", "hold", {}), stop_reason="tool_use"), reply(text("held"))]
     )
     pid_fifo = open_pid_fifo(setup.hold_pid)
-    holding = asyncio.ensure_future(
-        ask(peer, IDENTITY, "hold the fleet", request_timeout=REQUEST_TIMEOUT)
-    )
+    holding = asyncio.ensure_future(agent_of(peer).ask("hold the fleet"))
     pid = await read_pid(pid_fifo, within=WAIT)
     try:
         refused_acks: list[Ack] = []
-        refused = await ask(
-            peer,
-            IDENTITY,
-            "how is the fleet",
-            request_timeout=REQUEST_TIMEOUT,
-            on_ack=refused_acks.append,
+        refused = await agent_of(peer).ask(
+            "how is the fleet", options=TurnOptions(on_ack=refused_acks.append)
         )
         assert isinstance(refused, TerminalError), refused
         assert refused.code == ErrorCode.CAPACITY
@@ -360,9 +350,7 @@ async def test_a_second_sigint_stops_at_once_and_tells_the_running_caller(
 ) -> None:
     setup.api.script([reply(tool_use("tu_1", "hold", {}), stop_reason="tool_use")])
     pid_fifo = open_pid_fifo(setup.hold_pid)
-    holding = asyncio.ensure_future(
-        ask(peer, IDENTITY, "hold the fleet", request_timeout=REQUEST_TIMEOUT)
-    )
+    holding = asyncio.ensure_future(agent_of(peer).ask("hold the fleet"))
     pid = await read_pid(pid_fifo, within=WAIT)
     try:
         assert served.process.stderr is not None

@@ -213,15 +213,17 @@ def test_discover_with_nobody_serving_says_the_agent_is_unavailable(
 
 
 async def test_a_fault_on_the_service_drains_and_fails(setup: Setup) -> None:
-    from fisk_ai.a2a.tools_server import ToolsServer
-    from fisk_ai.cli.serve import serve_until_stopped
     from fisk_ai.errors import FiskError
+    from fisk_ai.serve.draining import serve_until_stopped
+    from fisk_ai.serve.tools import ToolsOptions, ToolsServer
 
     transport = await NatsTransport.open(
         {"servers": [setup.broker.url], "token": setup.broker.token}, name="fisk-ai test"
     )
     server = ToolsServer(
-        transport, identity=IDENTITY, version="1.0.0", tools=(), max_concurrent=1, tool_timeout=None
+        transport,
+        (),
+        ToolsOptions(identity=IDENTITY, version="1.0.0", max_concurrent=1, tool_timeout=None),
     )
     await server.start()
     serving = asyncio.create_task(serve_until_stopped(server, transport))

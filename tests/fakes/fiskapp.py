@@ -223,7 +223,12 @@ async def wait_for_exit(pid: int, within: float = 10.0) -> bool:
         return True
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(pidfd, lambda: ended.done() or ended.set_result(None))
+
+    def readable() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    loop.add_reader(pidfd, readable)
     try:
         await asyncio.wait_for(ended, within)
         return True

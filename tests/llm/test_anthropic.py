@@ -541,17 +541,19 @@ async def test_a_reply_that_is_not_a_message_names_the_base_url_flag(
 
 
 async def test_a_refused_connection_names_the_base_url_redacted() -> None:
+    # Bound but not listening: connecting is refused, and while the socket is held no other
+    # process (another test worker) can take the port.
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    provider = AnthropicProvider(
-        API_KEY, base_url=f"http://127.0.0.1:{port}/?token=s3cret", max_retries=0
-    )
-    try:
-        with pytest.raises(ProviderUnreachable) as unreachable:
-            await provider.call(make_request())
-    finally:
-        await provider.aclose()
+        provider = AnthropicProvider(
+            API_KEY, base_url=f"http://127.0.0.1:{port}/?token=s3cret", max_retries=0
+        )
+        try:
+            with pytest.raises(ProviderUnreachable) as unreachable:
+                await provider.call(make_request())
+        finally:
+            await provider.aclose()
     assert f"http://127.0.0.1:{port}/?token=REDACTED" in str(unreachable.value)
     assert "s3cret" not in str(unreachable.value)
     assert "--base-url" in str(unreachable.value)

@@ -52,6 +52,9 @@ class ScriptedProvider:
     async def call(self, request: Request) -> Response:
         return self._responses.pop(0)
 
+    async def aclose(self) -> None:
+        """Holds no connection, so there is nothing to release."""
+
 
 def tool_call_turn() -> Response:
     return Response(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from textual.app import App
 from textual.widgets import Button, Input, OptionList
 
 from fisk_ai.screens.approval import ApprovalScreen
@@ -11,19 +12,19 @@ from fisk_ai.tools.questions import (
     InputQuestion,
     SelectQuestion,
 )
-from tests.screens.modal_host import SIZE, ModalHost
+from tests.screens.screen_host import SIZE, ScreenHost
 
 
 def approval(display: str = "stream rm -- ORDERS") -> ApprovalQuestion:
     return ApprovalQuestion("t1", "stream_rm", "stream rm", display, "ai:confirm")
 
 
-def shown(app: ModalHost, selector: str) -> str:
+def shown(app: App[None], selector: str) -> str:
     return str(app.screen.query_one(selector).render())
 
 
 async def test_enter_on_an_approval_declines() -> None:
-    app = ModalHost(ApprovalScreen(approval()))  # type: ignore[arg-type]
+    app = ScreenHost(ApprovalScreen(approval()))
     async with app.run_test(size=SIZE) as pilot:
         focused = app.focused
         assert isinstance(focused, Button) and str(focused.label) == "No"
@@ -32,14 +33,14 @@ async def test_enter_on_an_approval_declines() -> None:
 
 
 async def test_always_is_two_to_the_right_of_no() -> None:
-    app = ModalHost(ApprovalScreen(approval()))  # type: ignore[arg-type]
+    app = ScreenHost(ApprovalScreen(approval()))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("right", "right", "enter")
     assert app.answer is ApprovalChoice.ALWAYS
 
 
 async def test_an_approval_shows_control_characters_stripped_and_markup_as_typed() -> None:
-    app = ModalHost(ApprovalScreen(approval("stream rm -- [bold]x\x1b[2J[/]")))  # type: ignore[arg-type]
+    app = ScreenHost(ApprovalScreen(approval("stream rm -- [bold]x\x1b[2J[/]")))
     async with app.run_test(size=SIZE):
         text = shown(app, "#approval-command")
         assert "[bold]x" in text and "[/]" in text
@@ -48,7 +49,7 @@ async def test_an_approval_shows_control_characters_stripped_and_markup_as_typed
 
 
 async def test_a_confirm_defaults_to_no_and_yes_is_to_its_right() -> None:
-    app = ModalHost(ConfirmScreen(ConfirmQuestion("delete [0] things?")))  # type: ignore[arg-type]
+    app = ScreenHost(ConfirmScreen(ConfirmQuestion("delete [0] things?")))
     async with app.run_test(size=SIZE) as pilot:
         assert "delete [0] things?" in shown(app, "#question-text")
         await pilot.press("right", "enter")
@@ -56,7 +57,7 @@ async def test_a_confirm_defaults_to_no_and_yes_is_to_its_right() -> None:
 
 
 async def test_escape_answers_a_confirm_with_no() -> None:
-    app = ModalHost(ConfirmScreen(ConfirmQuestion("sure?")))  # type: ignore[arg-type]
+    app = ScreenHost(ConfirmScreen(ConfirmQuestion("sure?")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape")
     assert app.answer is False
@@ -64,7 +65,7 @@ async def test_escape_answers_a_confirm_with_no() -> None:
 
 async def test_a_select_answers_with_the_option_index() -> None:
     question = SelectQuestion("which one?", ("[/]first", "second"))
-    app = ModalHost(SelectScreen(question))  # type: ignore[arg-type]
+    app = ScreenHost(SelectScreen(question))
     async with app.run_test(size=SIZE) as pilot:
         options = app.screen.query_one(OptionList)
         assert "[/]first" in str(options.get_option_at_index(0).prompt)
@@ -73,14 +74,14 @@ async def test_a_select_answers_with_the_option_index() -> None:
 
 
 async def test_escape_answers_a_select_with_none() -> None:
-    app = ModalHost(SelectScreen(SelectQuestion("which?", ("a", "b"))))  # type: ignore[arg-type]
+    app = ScreenHost(SelectScreen(SelectQuestion("which?", ("a", "b"))))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("escape")
     assert app.answer is None
 
 
 async def test_an_input_answers_with_the_text_typed() -> None:
-    app = ModalHost(InputScreen(InputQuestion("name?", default="anon")))  # type: ignore[arg-type]
+    app = ScreenHost(InputScreen(InputQuestion("name?", default="anon")))
     async with app.run_test(size=SIZE) as pilot:
         app.screen.query_one(Input).value = "ORDERS [0]"
         await pilot.press("enter")
@@ -88,7 +89,7 @@ async def test_an_input_answers_with_the_text_typed() -> None:
 
 
 async def test_an_empty_input_answers_with_the_default() -> None:
-    app = ModalHost(InputScreen(InputQuestion("name?", default="anon")))  # type: ignore[arg-type]
+    app = ScreenHost(InputScreen(InputQuestion("name?", default="anon")))
     async with app.run_test(size=SIZE) as pilot:
         app.screen.query_one(Input).value = ""
         await pilot.press("enter")

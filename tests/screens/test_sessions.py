@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual.message import Message
+from textual.notifications import Notify
 from textual.widgets import Static
 
 from fisk_ai.screens.question import ConfirmScreen
@@ -11,6 +13,7 @@ from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.sessions import FileSessionStore, SessionSummary
 from fisk_ai.tui.sessions_app import SessionsApp
 from tests.screens.journals import small_journal, stream_report, write_journal
+from tests.screens.screen_host import ScreenHost
 
 SIZE = (120, 30)
 
@@ -38,6 +41,10 @@ def browser(app: SessionsApp) -> SessionBrowser:
     screen = app.screen
     assert isinstance(screen, SessionBrowser)
     return screen
+
+
+def notices(posted: list[Message]) -> list[str]:
+    return [message.notification.message for message in posted if isinstance(message, Notify)]
 
 
 def listed(app: SessionsApp) -> list[str]:
@@ -148,15 +155,39 @@ async def test_a_listing_that_fails_says_why(tmp_path: Path) -> None:
 
 
 async def test_r_without_a_configuration_says_resuming_needs_one(tmp_path: Path) -> None:
+    """The browser comes back as it was left, filter and highlight kept."""
     app = SessionsApp(three_sessions(tmp_path), resume_refused="resuming needs --config")
-    async with app.run_test(size=SIZE) as pilot:
+    posted: list[Message] = []
+    async with app.run_test(size=SIZE, message_hook=posted.append) as pilot:
         await until_loaded(app)
-        await pilot.pause()
+        await pilot.press(*"billing", "enter")
+        before = browser(app)
         await pilot.press("r")
         await pilot.pause()
-        status = browser(app).query_one("#browser-status", Static)
-        assert "resuming needs --config" in str(status.render())
+        assert "resuming needs --config" in notices(posted)
+        assert browser(app) is before
+        assert before.filter_field.value == "billing"
+        assert listed(app) == ["billing-check"]
         assert app.is_running
+
+
+async def test_r_dismisses_the_browser_with_the_highlighted_session(tmp_path: Path) -> None:
+    app = ScreenHost(SessionBrowser(three_sessions(tmp_path)))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press(*"billing", "enter", "r")
+        await pilot.pause()
+        assert app.answer == "billing-check"
+        assert not isinstance(app.screen, SessionBrowser)
+
+
+async def test_q_dismisses_the_browser_with_nothing_chosen(tmp_path: Path) -> None:
+    app = ScreenHost(SessionBrowser(three_sessions(tmp_path)))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.answer is None
 
 
 async def test_r_leaves_with_the_highlighted_session_to_resume(tmp_path: Path) -> None:

@@ -7,15 +7,16 @@ from pathlib import Path
 
 from fisk_ai.a2a.conversation import AgentConversation
 from fisk_ai.a2a.memory import MemoryBroker
-from fisk_ai.a2a.prompts_server import LOCAL, PromptsServer
 from fisk_ai.agent.outcome import Completed
+from fisk_ai.agent.resources import Resources
+from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.sessions.records import Record
-from tests.a2a.test_prompts import IDENTITY, SETTINGS, WAIT
 from tests.agent.conftest import FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.prompter import ScriptedPrompter
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
+from tests.serve.prompts.engine import IDENTITY, SETTINGS, WAIT
 
 
 class CountingStore(FileSessionStore):
@@ -40,14 +41,8 @@ async def test_a_follow_up_turn_reads_the_journal_at_most_once(tmp_path: Path) -
     broker = MemoryBroker()
     server = PromptsServer(
         broker.connect(),
-        identity=IDENTITY,
-        settings=SETTINGS,
-        provider=provider,
-        tools=toolset(FakeTool("lookup")),
-        store=store,
-        workers=1,
-        request_timeout=WAIT,
-        naming=LOCAL,
+        Resources(SETTINGS, provider, toolset(FakeTool("lookup")), store),
+        PromptsOptions(identity=IDENTITY, workers=1, request_timeout=WAIT, naming=LOCAL),
     )
     await server.start()
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from fisk_ai import config
 from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
-from fisk_ai.a2a.tools_server import KEEPALIVE_INTERVAL, ToolsServer
+from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
 from fisk_ai.agent.application import ApplicationTools, run_tool_set
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import ToolDef
@@ -22,6 +22,7 @@ from fisk_ai.serve.remote import (
     discover_remote_tools,
     remote_request_timeout,
 )
+from fisk_ai.serve.tools import ToolsOptions, ToolsServer
 from fisk_ai.tools.base import ExecDeps, ExecRecord, Kind, Outcome, Presentation
 
 SERVING = "ops-tools"
@@ -66,11 +67,8 @@ async def peer() -> AsyncIterator[MemoryTransport]:
     broker = MemoryBroker()
     server = ToolsServer(
         broker.connect(),
-        identity=SERVING,
-        version="1.0.0",
-        tools=(Echo("ls"), Echo("status")),
-        max_concurrent=2,
-        tool_timeout=None,
+        (Echo("ls"), Echo("status")),
+        ToolsOptions(identity=SERVING, version="1.0.0", max_concurrent=2, tool_timeout=None),
     )
     await server.start()
     caller = broker.connect()
@@ -134,11 +132,8 @@ async def test_a_call_after_the_peer_left_is_an_unavailable_error_result() -> No
     broker = MemoryBroker()
     server = ToolsServer(
         broker.connect(),
-        identity=SERVING,
-        version="1.0.0",
-        tools=(Echo("ls"),),
-        max_concurrent=1,
-        tool_timeout=None,
+        (Echo("ls"),),
+        ToolsOptions(identity=SERVING, version="1.0.0", max_concurrent=1, tool_timeout=None),
     )
     await server.start()
     imported = await discover_remote_tools(importer(SERVING), broker.connect(), strict=True)

@@ -13,12 +13,12 @@ from typing import Any, cast
 import pytest
 
 from fisk_ai.agent.outcome import Abandoned, Completed, Crashed, IterationsSpent, RunResult
+from fisk_ai.agent.resources import Resources
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Request, Response, ToolResultBlock
 from fisk_ai.serve.server import (
     Budget,
     Channel,
-    Resources,
     Server,
     Work,
     WorkKind,
@@ -456,7 +456,7 @@ class SteadyTransport:
 
 async def test_the_command_drains_and_fails_when_a_channel_faults(serve: StartServer) -> None:
     from fisk_ai.a2a.nats import NatsTransport
-    from fisk_ai.cli.serve import serve_until_stopped
+    from fisk_ai.serve.draining import serve_until_stopped
 
     channel = QueueChannel()
     serving = serve([(channel, 1)])

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from fisk_ai.sessions import (
     compute_fingerprint,
     resume_gate,
 )
+from fisk_ai.sessions.fingerprint import FingerprintInputs
 
 LIST = ToolDef("stream_ls", "List streams", {"type": "object", "properties": {}})
 REMOVE = ToolDef(
@@ -23,19 +25,20 @@ REMOVE = ToolDef(
 )
 
 
-def computed(**changes: object) -> Fingerprint:
-    arguments: dict[str, object] = {
-        "provider": "anthropic",
-        "model": "claude-sonnet",
-        "system": ["You operate NATS.", "Be brief."],
-        "tools": [LIST, REMOVE],
-        "thinking": ThinkingMode.UNSET,
-        "reasoning_effort": "",
-        "max_tokens": 500000,
-        "max_iterations": 50,
-    }
-    arguments.update(changes)
-    return compute_fingerprint(**arguments)  # type: ignore[arg-type]
+INPUTS = FingerprintInputs(
+    provider="anthropic",
+    model="claude-sonnet",
+    system=("You operate NATS.", "Be brief."),
+    tools=(LIST, REMOVE),
+    thinking=ThinkingMode.UNSET,
+    reasoning_effort="",
+    max_tokens=500000,
+    max_iterations=50,
+)
+
+
+def computed(**changes: Any) -> Fingerprint:
+    return compute_fingerprint(replace(INPUTS, **changes))
 
 
 def test_the_same_configuration_fingerprints_the_same() -> None:

@@ -13,6 +13,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StreamConfig
 
 from fisk_ai.agent.outcome import Completed
+from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import Runner
 from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
@@ -387,10 +388,12 @@ def test_the_store_describes_its_stream_and_context(store: JetStreamSessionStore
 
 def runner(store: JetStreamSessionStore, provider: ScriptedProvider, **kw: Any) -> Runner:
     return Runner(
-        AgentSettings(model="test-model", max_iterations=10, max_tokens=100_000),
-        provider=provider,
-        tools=toolset(FakeTool("status")),
-        store=store,
+        Resources(
+            AgentSettings(model="test-model", max_iterations=10, max_tokens=100_000),
+            provider,
+            toolset(FakeTool("status")),
+            store,
+        ),
         events=RecordingSink(),
         **kw,
     )

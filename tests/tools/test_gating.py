@@ -1,3 +1,4 @@
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fisk_ai.tools.gating import confirm_trigger, unmatched_confirm_tags
@@ -7,7 +8,7 @@ from fisk_ai.tools.gating import confirm_trigger, unmatched_confirm_tags
 class Tagged:
     tags: tuple[str, ...]
 
-    def confirm_trigger(self, confirm_tags: list[str]) -> str | None:
+    def confirm_trigger(self, confirm_tags: Sequence[str]) -> str | None:
         return confirm_trigger(self.tags, confirm_tags)
 
 

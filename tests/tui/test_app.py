@@ -47,7 +47,7 @@ async def test_a_prompt_shows_its_answer_and_opens_the_chat_bar(tmp_path: Path) 
         text = screen_text(app)
         assert "> hello" in text
         assert "the streams are fine" in text
-        assert app.run_screen.status.state is RunState.AWAITING_INPUT
+        assert app.run_screen.run_state is RunState.AWAITING_INPUT
         assert app.run_screen.chat.has_focus
 
 
@@ -68,8 +68,8 @@ async def test_a_gated_command_raises_the_approval_modal_with_no_focused(tmp_pat
         assert isinstance(app.screen, ApprovalScreen)
         assert isinstance(app.focused, Button)
         assert str(app.focused.label) == "No"
-        assert app.run_screen.status.state is RunState.BLOCKED
-        assert "[blocked]" in app.run_screen.status.text()
+        assert app.run_screen.run_state is RunState.BLOCKED
+        assert "[blocked]" in str(app.run_screen.query_one("#status").render())
         await pilot.press("right", "enter")  # Once
         await settle(app, pilot)
         text = screen_text(app)
@@ -173,7 +173,7 @@ async def test_ctrl_c_with_a_question_up_stops_the_run_without_answering(tmp_pat
         await pilot.press("ctrl+c")
         await settle(app, pilot)
         assert not isinstance(app.screen, ApprovalScreen)
-        assert app.run_screen.status.state is RunState.SUSPENDED
+        assert app.run_screen.run_state is RunState.SUSPENDED
         assert "resume with: fisk run --resume" in screen_text(app)
         assert app.is_running
 

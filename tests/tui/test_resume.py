@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.message import Message
+from textual.notifications import Notify
+
 from fisk_ai.screens.help import help_text
+from fisk_ai.screens.run import IN_RUN_RESUME
 from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.tui.status import RunState
@@ -32,7 +36,7 @@ async def test_a_resumed_run_shows_the_stored_turns_before_the_chat_bar(tmp_path
         assert "the streams are fine" in text
         assert text.index("the streams are fine") < text.index(f'--- resuming "{session}" ---')
         assert app.run_screen.chat.display
-        assert app.run_screen.status.state is RunState.AWAITING_INPUT
+        assert app.run_screen.run_state is RunState.AWAITING_INPUT
 
 
 async def test_a_remote_agents_conversation_is_read_back_over_a2a(tmp_path: Path) -> None:
@@ -93,18 +97,27 @@ async def test_a_session_chosen_in_the_run_opens_the_viewer_and_q_comes_back(
 
 
 async def test_r_in_the_runs_browser_keeps_the_running_conversation(tmp_path: Path) -> None:
-    async with running(tmp_path, [answer("the streams are fine")]) as (app, pilot):
+    """The browser is dismissed with the chosen session; the run screen refuses to swap its
+    conversation for it and says how to resume it instead."""
+    posted: list[Message] = []
+    async with running(tmp_path, [answer("the streams are fine")], message_hook=posted.append) as (
+        app,
+        pilot,
+    ):
         await settle(app, pilot)
+        session = app.bridge.session_id
         await pilot.press("f3")
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("r")
         await pilot.pause()
-        assert isinstance(app.screen, SessionBrowser)
+        assert app.screen_stack[-1] is app.run_screen
         assert app.is_running
-        assert "this run keeps its conversation" in str(
-            app.screen.query_one("#browser-status").render()
-        )
+        assert app.bridge.session_id == session
+        notices = [
+            message.notification.message for message in posted if isinstance(message, Notify)
+        ]
+        assert IN_RUN_RESUME in notices
 
 
 def test_the_help_names_the_session_browser_key() -> None:

@@ -68,7 +68,7 @@ def test_browse_without_a_configuration_refuses_to_resume(
 def test_a_session_chosen_to_resume_runs_full_screen_with_the_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fisk_ai.lineui.run import RunOptions
+    from fisk_ai.serve.hosted import RunOptions
     from fisk_ai.sessions import FileSessionStore
 
     monkeypatch.chdir(tmp_path)

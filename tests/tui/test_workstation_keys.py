@@ -60,7 +60,7 @@ async def test_alt_enter_and_ctrl_j_put_a_newline_in_the_chat_bar(tmp_path: Path
         await settle(app, pilot)
         await pilot.press("o", "n", "e", "alt+enter", "t", "w", "o", "ctrl+j", "x")
         assert app.run_screen.chat.value == "one\ntwo\nx"
-        assert app.run_screen.status.state is RunState.AWAITING_INPUT
+        assert app.run_screen.run_state is RunState.AWAITING_INPUT
         await pilot.press("enter")
         await settle(app, pilot)
         lines = [line.rstrip() for line in screen_text(app).splitlines()]
@@ -187,7 +187,7 @@ async def test_ctrl_c_asks_a_running_turn_to_stop_and_a_second_leaves(tmp_path: 
     async with gated(tmp_path, [answer("never seen")]) as (app, pilot, _):
         await pilot.pause()
         await pilot.press("ctrl+c")
-        assert app.run_screen.status.state is RunState.SUSPENDING
+        assert app.run_screen.run_state is RunState.SUSPENDING
         assert still_running(app)
         await pilot.press("ctrl+c")
         await pilot.pause()

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from fisk_ai.a2a.prompts_server import LOCAL, ConversationNaming
 from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
+from fisk_ai.serve.prompts import LOCAL, ConversationNaming
 from fisk_ai.tui.app import FiskApp
 from tests.fakes.provider import ScriptedProvider, call, calls
 from tests.tui.workstation import build_app

@@ -4,20 +4,22 @@ application's command tools (``stream rm`` is gated by ai:confirm) and a file se
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from textual.message import Message
 from textual.pilot import Pilot
 
 from fisk_ai.a2a.conversation import AgentConversation
 from fisk_ai.a2a.memory import MemoryBroker
-from fisk_ai.a2a.prompts_server import LOCAL, ConversationNaming, PromptsServer
+from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider
 from fisk_ai.screens.run import RunSetup, ToolRow
+from fisk_ai.serve.prompts import LOCAL, ConversationNaming, PromptsOptions, PromptsServer
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.tools.fiskapp.loader import load_application
 from fisk_ai.tools.fiskapp.model import ApplicationModel
@@ -75,15 +77,14 @@ class HostedAgent:
         self.tools = ops_tools(tmp_path)
         self.server = PromptsServer(
             self.broker.connect(),
-            identity="ops-agent",
-            settings=SETTINGS,
-            provider=provider,
-            tools=self.tools,
-            store=self.store,
-            workers=1,
-            request_timeout=timedelta(seconds=30),
-            elicit=True,
-            naming=naming,
+            Resources(SETTINGS, provider, self.tools, self.store),
+            PromptsOptions(
+                identity="ops-agent",
+                workers=1,
+                request_timeout=timedelta(seconds=30),
+                elicit=True,
+                naming=naming,
+            ),
         )
         self.conversation = AgentConversation(
             self.broker.connect(),
@@ -181,12 +182,14 @@ async def running(
     tool_output: bool = False,
     resume: str = "",
     remote: bool = False,
+    message_hook: Callable[[Message], None] | None = None,
 ) -> AsyncIterator[tuple[FiskApp, Pilot[None]]]:
-    """The workstation running headless at ``SIZE``, with its pilot."""
+    """The workstation running headless at ``SIZE``, with its pilot; ``message_hook`` sees
+    every message the app's pumps receive."""
     async with (
         workstation(
             tmp_path, replies, prompt=prompt, tool_output=tool_output, resume=resume, remote=remote
         ) as app,
-        app.run_test(size=SIZE) as pilot,
+        app.run_test(size=SIZE, message_hook=message_hook) as pilot,
     ):
         yield app, pilot

@@ -6,7 +6,7 @@ from fisk_ai.tools.fiskapp.tool import FiskCommandTool
 from tests.fakes.fiskapp import application, command
 
 
-def app_tools(count: int, *, no_defer: str = "") -> list[FiskCommandTool]:
+def app_tools(count: int, *, no_defer: str = "") -> tuple[FiskCommandTool, ...]:
     leaves = [
         command(f"cmd{index}", tags=["ai:no_defer"] if f"cmd{index}" == no_defer else [])
         for index in range(count)

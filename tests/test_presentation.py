@@ -1,14 +1,14 @@
 from datetime import timedelta
 
 from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent
-from fisk_ai.lineui.lines import (
+from fisk_ai.llm.types import Usage
+from fisk_ai.presentation import (
     RunSummary,
     summary_line,
     thinking_lines,
     tool_call_line,
     tool_result_text,
 )
-from fisk_ai.llm.types import Usage
 from fisk_ai.tools.base import ExecRecord
 
 JOKE = ToolCallEvent(

@@ -1,7 +1,10 @@
-"""The line kinds both surfaces print: tool calls, tool results, thinking, the run summary.
+"""The text both surfaces show: tool call lines, tool results, thinking, warnings, what a
+waiting question is about, the run summary and the resume hint.
 
-A tool call line is rendered from what the call is, so a live run, a resumed one and a journal
-dump print the same line. Everything here returns text already stripped of control sequences.
+Neither the line surface nor the workstation owns these: a tool call line is rendered from what
+the call is, so a live run, a resumed one, a journal dump and the full screen show the same line.
+Everything here returns plain text already stripped of control sequences; no styling, no
+terminal library.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent
+from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent, WarningEvent
 from fisk_ai.llm.types import Usage
+from fisk_ai.tools.questions import ApprovalQuestion, Question
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
 
@@ -74,6 +78,21 @@ def tool_result_text(event: ToolResultEvent) -> str:
     if event.exec is not None and event.exec.exit_code != 0:
         output = f"(exit {event.exec.exit_code}) {output}"
     return output if output.strip() else "(no output)"
+
+
+def warning_text(event: WarningEvent) -> str:
+    """A warning event as one sentence: its error when it has one, else its kind and subject."""
+    if event.error:
+        return single_line(event.error)
+    subject = f" ({single_line(event.name)})" if event.name else ""
+    return single_line(event.kind.replace("_", " ")) + subject
+
+
+def blocked_reason(question: Question) -> str:
+    """What a watching operator needs to know about a question, in one line."""
+    if isinstance(question, ApprovalQuestion):
+        return f"approve {question.command} ({question.trigger})"
+    return question.question
 
 
 def thinking_lines(text: str) -> list[str]:

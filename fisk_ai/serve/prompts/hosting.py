@@ -1,4 +1,5 @@
-"""The prompts channel of `fisk serve`: the resources its runs share, and the engine over them.
+"""The prompts engine as `fisk serve` hosts it: the resources its runs share, and the engine
+over them.
 
 The provider, the tool set (with the remote_tools hosts), the session store and the run settings
 are built once at startup and handed to every turn, so a missing key, an unreachable peer or a
@@ -15,11 +16,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fisk_ai.a2a.prompts_server import PromptsServer
     from fisk_ai.a2a.transport import Transport
     from fisk_ai.agent.application import ApplicationTools
     from fisk_ai.config import Config
     from fisk_ai.llm.types import Provider
+    from fisk_ai.serve.prompts.engine import PromptsServer
 
 __all__ = ["answer_prompts"]
 
@@ -40,9 +41,11 @@ async def answer_prompts(
     """Start answering prompts for ``cfg.identity`` on ``transport``; on exit the engine
     abandons any turn still running (each caller is told), and the remote_tools connection
     closes. The provider stays the caller's to close."""
-    from fisk_ai.a2a.prompts_server import PromptsServer
     from fisk_ai.agent.application import run_tool_set
+    from fisk_ai.agent.resources import Resources
     from fisk_ai.agent.settings import settings_from_config
+    from fisk_ai.serve.prompts.engine import PromptsServer
+    from fisk_ai.serve.prompts.options import PromptsOptions
     from fisk_ai.serve.remote import import_remote_tools
     from fisk_ai.serve.stores import session_store_for
 
@@ -59,16 +62,16 @@ async def answer_prompts(
                 "expose.agent.a2a.prompts.elicit",
                 len(application_tools.gates),
             )
+        settings = settings_from_config(cfg, work_dir=work_dir, interactive=True)
         server = PromptsServer(
             transport,
-            identity=cfg.identity,
-            settings=settings_from_config(cfg, work_dir=work_dir, interactive=True),
-            provider=provider,
-            tools=tools,
-            store=store,
-            workers=a2a.prompts.workers,
-            request_timeout=a2a.request_timeout,
-            elicit=a2a.prompts.elicit,
+            Resources(settings, provider, tools, store),
+            PromptsOptions(
+                identity=cfg.identity,
+                workers=a2a.prompts.workers,
+                request_timeout=a2a.request_timeout,
+                elicit=a2a.prompts.elicit,
+            ),
         )
         await server.start()
         try:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from fisk_ai.a2a.client import call_tool, discover
-from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode, schema_documents
+from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode
 from fisk_ai.a2a.errors import NoResponders, RemoteServiceError
 from fisk_ai.a2a.messages import (
     Ack,
@@ -32,15 +32,15 @@ from fisk_ai.a2a.messages import (
     new_request,
 )
 from fisk_ai.a2a.nats import NatsTransport
-from fisk_ai.a2a.tools_server import KEEPALIVE_PHASE, ToolsServer, select_served_tools
 from fisk_ai.a2a.transport import Delivery, tool_subject
+from fisk_ai.agent.events import StatusPhase
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.llm.types import ToolDef
+from fisk_ai.serve.tools import ToolsOptions, ToolsServer, select_served_tools
 from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import load_application
 from fisk_ai.tools.selection import ToolFilter
-from tests.a2a.test_conformance import UPSTREAM, _upstream_documents, _validator
 from tests.fakes.fiskapp import (
     application,
     arg,
@@ -52,6 +52,7 @@ from tests.fakes.fiskapp import (
     wait_for_exit,
     write_fake_app,
 )
+from tests.serve.wire import assert_conforms
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
@@ -60,13 +61,6 @@ pytestmark = pytest.mark.skipif(
 IDENTITY = "ops"
 WAIT = timedelta(seconds=10)
 CALLER = Identity(name="peer")
-
-
-def assert_conforms(data: bytes) -> None:
-    documents = _upstream_documents() if UPSTREAM.is_dir() else list(schema_documents().values())
-    sent = json.loads(data)
-    errors = [error.message for error in _validator(documents, sent["protocol"]).iter_errors(sent)]
-    assert errors == [], f"{sent['protocol']}: {errors}"
 
 
 @dataclass(eq=False)
@@ -132,12 +126,14 @@ async def serve(broker: EmbeddedBroker) -> AsyncIterator[ServeTools]:
         transport = NatsTransport(await broker.connect(name="server"))
         server = ToolsServer(
             transport,
-            identity=IDENTITY,
-            version="1.2.0",
-            tools=tools,
-            max_concurrent=max_concurrent,
-            tool_timeout=tool_timeout,
-            keepalive_interval=keepalive_interval,
+            tools,
+            ToolsOptions(
+                identity=IDENTITY,
+                version="1.2.0",
+                max_concurrent=max_concurrent,
+                tool_timeout=tool_timeout,
+                keepalive_interval=keepalive_interval,
+            ),
         )
         await server.start()
         started.append((server, transport))
@@ -321,7 +317,10 @@ async def test_a_long_call_sends_keepalives_until_its_reply(
 
     messages = await exchange(caller, tool_request("held"), on_message=release_on_keepalive)
 
-    assert isinstance(messages[1], EventStatus) and messages[1].block.phase == KEEPALIVE_PHASE
+    assert (
+        isinstance(messages[1], EventStatus)
+        and messages[1].block.phase == StatusPhase.EXECUTING_TOOL
+    )
     assert isinstance(messages[-1], ToolReply) and not messages[-1].is_error
     assert [message.sequence for message in messages] == list(range(1, len(messages) + 1))
 

@@ -1,4 +1,6 @@
-"""Reading a stored conversation back and answering a call after its run ended.
+"""Answering a call after its run ended: a deferred call takes the answer as its result, a
+question nobody answered in time waits for one, an approval given late runs the call when the run
+asks again; and the answers refused before the ack.
 
 Everything runs over the in-memory transport; every message the engine sends is checked against
 the upstream schemas (ours when those are not beside the checkout) as it arrives.
@@ -15,194 +17,29 @@ from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.messages import (
     Ack,
     ErrorCode,
-    EventMessage,
-    EventPrompt,
-    EventStatus,
-    EventText,
-    EventThinking,
-    EventToolCall,
-    EventToolResult,
-    Message,
     RequestAnswer,
-    RequestRead,
     StopReason,
     TerminalError,
     TerminalResult,
-    UnknownEvent,
     new_request,
 )
 from fisk_ai.a2a.messages import Answer as LateAnswer
-from fisk_ai.a2a.prompts_client import answer as send_answer
-from fisk_ai.a2a.prompts_client import read
-from fisk_ai.a2a.prompts_server import (
-    MAX_REPLAY_BLOCKS,
-    REPLAY_END_PHASE,
-    REPLAY_START_PHASE,
-    conversation_session_id,
-)
 from fisk_ai.llm.types import Role, ToolResultBlock
+from fisk_ai.serve.prompts import conversation_session_id
 from fisk_ai.sessions.fold import fold
 from fisk_ai.tools.base import Deferral, ExecDeps, Outcome
 from fisk_ai.tools.builtin.hitl import ASK_HUMAN_CONFIRM, AskHumanConfirm
-from tests.a2a import test_prompts as engine
-from tests.a2a.test_prompts import CALLER, IDENTITY, WAIT, Agent, StartAgent, exchange, prompt
 from tests.agent.conftest import FakeTool
 from tests.fakes.provider import answer, call, calls
-
-# The engine tests' fixtures, shared by name.
-broker = engine.broker
-caller = engine.caller
-agent = engine.agent
-
-
-async def converse(caller: MemoryTransport, *texts: str) -> str:
-    """Run one turn per text in one conversation and return its token."""
-    token: str | None = None
-    for text in texts:
-        ack, *_, result = await exchange(caller, prompt(text, conversation_token=token))
-        assert isinstance(ack, Ack) and ack.conversation_token
-        assert isinstance(result, TerminalResult)
-        token = ack.conversation_token
-    assert token is not None
-    return token
-
-
-def read_request(token: str, replay: int) -> RequestRead:
-    return new_request(RequestRead, sender=CALLER, conversation_token=token, replay=replay)
-
-
-def replayed(messages: list[Message]) -> list[Message]:
-    """The blocks between replay_start and replay_end."""
-    phases = [
-        index
-        for index, message in enumerate(messages)
-        if isinstance(message, EventStatus)
-        and message.block.phase in (REPLAY_START_PHASE, REPLAY_END_PHASE)
-    ]
-    start, end = phases
-    return messages[start + 1 : end]
-
-
-def replay_end(messages: list[Message]) -> EventStatus:
-    [end] = [
-        message
-        for message in messages
-        if isinstance(message, EventStatus) and message.block.phase == REPLAY_END_PHASE
-    ]
-    return end
-
-
-async def test_a_read_replays_the_conversation_between_replay_status_blocks(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    status = FakeTool("status")
-    await agent(
-        (status,),
-        (calls(call("t1", "status"), text="checking", thinking="hmm"), answer("two streams")),
-    )
-    token = await converse(caller, "how many streams")
-
-    messages = await exchange(caller, read_request(token, 50))
-
-    ack, start, *_ = messages
-    assert isinstance(ack, Ack) and ack.accepted and ack.conversation_token == token
-    assert isinstance(start, EventStatus) and start.block.phase == REPLAY_START_PHASE
-    kinds = [type(message) for message in replayed(messages)]
-    assert kinds == [
-        EventPrompt,
-        EventThinking,
-        EventText,
-        EventToolCall,
-        EventToolResult,
-        EventText,
-    ]
-    assert isinstance(messages[-1], TerminalResult)
-    assert [message.sequence for message in messages] == list(range(1, len(messages) + 1))
-
-
-async def test_replay_end_counts_the_blocks_and_carries_the_conversation_usage(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    await agent(replies=(answer("one"), answer("two")))
-    token = await converse(caller, "first", "second")
-
-    messages = await exchange(caller, read_request(token, 200))
-
-    end = replay_end(messages)
-    assert end.block.count == len(replayed(messages)) == 4
-    assert not end.block.truncated
-    assert end.block.usage is not None and end.block.usage.llm_calls == 2
-
-
-async def test_a_thinking_signature_is_not_replayed(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    await agent((FakeTool("status"),), (calls(call("t1", "status"), thinking="hmm"), answer("ok")))
-    token = await converse(caller, "check")
-
-    messages = await exchange(caller, read_request(token, 10))
-
-    [thinking] = [message for message in messages if isinstance(message, EventThinking)]
-    assert thinking.block.text == "hmm" and not thinking.block.signature
-
-
-async def test_a_short_replay_rounds_up_to_the_whole_last_turn(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    await agent((FakeTool("status"),), (answer("hello"), calls(call("t1", "status")), answer("ok")))
-    token = await converse(caller, "hi", "check")
-
-    messages = await exchange(caller, read_request(token, 1))
-
-    blocks = replayed(messages)
-    assert isinstance(blocks[0], EventPrompt) and blocks[0].block.text == "check"
-    assert [type(block) for block in blocks[1:]] == [EventToolCall, EventToolResult, EventText]
-    assert replay_end(messages).block.truncated
-
-
-async def test_a_read_sends_at_most_the_block_cap_and_no_result_without_its_call(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    many = tuple(call(f"t{index}", "status") for index in range(MAX_REPLAY_BLOCKS // 2 + 5))
-    await agent((FakeTool("status"),), (calls(*many), answer("done")))
-    token = await converse(caller, "check everything")
-
-    messages = await exchange(caller, read_request(token, 1000))
-
-    blocks = replayed(messages)
-    assert len(blocks) <= MAX_REPLAY_BLOCKS
-    assert replay_end(messages).block.count == len(blocks)
-    assert replay_end(messages).block.truncated
-    called = {block.block.id for block in blocks if isinstance(block, EventToolCall)}
-    answered = {block.block.call_id for block in blocks if isinstance(block, EventToolResult)}
-    assert answered <= called
-
-
-async def test_a_read_of_an_unknown_token_is_refused_as_an_unknown_conversation(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    await agent()
-
-    ack, refusal = await exchange(caller, read_request("nosuchtoken", 5))
-
-    assert isinstance(ack, Ack) and not ack.accepted
-    assert isinstance(refusal, TerminalError) and refusal.code == ErrorCode.UNKNOWN_CONVERSATION
-
-
-async def test_the_client_read_passes_the_blocks_on_and_returns_the_result(
-    agent: StartAgent, caller: MemoryTransport
-) -> None:
-    await agent(replies=(answer("hello there"),))
-    token = await converse(caller, "hi")
-    seen: list[EventMessage | UnknownEvent] = []
-
-    result = await read(
-        caller, IDENTITY, token, replay=10, request_timeout=WAIT, on_event=seen.append
-    )
-
-    assert isinstance(result, TerminalResult) and result.stop_reason == StopReason.END_TURN
-    texts = [event.block.text for event in seen if isinstance(event, EventText | EventPrompt)]
-    assert texts == ["hi", "hello there"]
+from tests.serve.prompts.engine import (
+    CALLER,
+    IDENTITY,
+    Agent,
+    StartAgent,
+    client,
+    exchange,
+    prompt,
+)
 
 
 async def _defers(arguments: str, deps: ExecDeps) -> Outcome:
@@ -258,13 +95,7 @@ async def test_an_answer_to_a_deferred_call_becomes_its_result_and_the_run_conti
 ) -> None:
     started, token = await deferred_conversation(agent, caller)
 
-    result = await send_answer(
-        caller,
-        IDENTITY,
-        token,
-        late("t1", "confirm", "confirmed", confirmed=True),
-        request_timeout=WAIT,
-    )
+    result = await client(caller).answer(token, late("t1", "confirm", "confirmed", confirmed=True))
 
     assert isinstance(result, TerminalResult) and result.text == "the change is approved"
     conversation = fold(await started.store.read(conversation_session_id(IDENTITY, token)))
@@ -293,13 +124,7 @@ async def test_a_question_nobody_answers_in_time_defers_its_call_for_a_late_answ
     assert isinstance(ack, Ack) and ack.conversation_token
     token = ack.conversation_token
 
-    result = await send_answer(
-        caller,
-        IDENTITY,
-        token,
-        late("t1", "confirm", "confirmed", confirmed=True),
-        request_timeout=WAIT,
-    )
+    result = await client(caller).answer(token, late("t1", "confirm", "confirmed", confirmed=True))
 
     assert isinstance(ended, TerminalError)
     assert (ended.code, ended.stop_reason) == (ErrorCode.DEFERRED, StopReason.DEFERRED)

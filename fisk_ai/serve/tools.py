@@ -25,10 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar
 
 from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode
-from fisk_ai.a2a.errors import A2AError, InvalidMessage, MessageTooLarge
+from fisk_ai.a2a.errors import A2AError, InvalidMessage
 from fisk_ai.a2a.messages import (
     PROTOCOL_NAMESPACE,
     Ack,
@@ -38,19 +38,17 @@ from fisk_ai.a2a.messages import (
     ErrorCode,
     EventStatus,
     ExecResult,
-    Header,
     Identity,
-    Message,
     ProtocolId,
     StatusBody,
     ToolBehavior,
     ToolDescriptor,
     ToolReply,
     ToolRequest,
-    reply_to,
+    reply_header,
 )
 from fisk_ai.a2a.nats import ServiceEndpoint, ServiceHandle, ServiceHost
-from fisk_ai.a2a.tasks import RunningTasks
+from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
 from fisk_ai.a2a.transport import (
     Delivery,
     Subscription,
@@ -59,23 +57,23 @@ from fisk_ai.a2a.transport import (
     service_error_headers,
     tool_subject,
 )
+from fisk_ai.agent.events import StatusPhase
+from fisk_ai.serve.replies import ReplySet
+from fisk_ai.serve.tasks import RunningTasks
 from fisk_ai.tools.base import BehaviorDescriber, Confirmable, ExecDeps, Outcome, Tool
 from fisk_ai.tools.gating import confirm_trigger
 from fisk_ai.tools.selection import ToolFilter, is_selected
 
 __all__ = [
-    "KEEPALIVE_INTERVAL",
-    "KEEPALIVE_PHASE",
     "SERVED_PROTOCOLS",
     "TOOL_TIMEOUT_SETTING",
     "ServedSelection",
+    "ToolsOptions",
     "ToolsServer",
     "select_served_tools",
     "unavailable_tool_text",
 ]
 
-KEEPALIVE_INTERVAL = timedelta(seconds=10)
-KEEPALIVE_PHASE = "executing-tool"
 SERVED_PROTOCOLS = (PROTOCOL_NAMESPACE,)
 TOOL_TIMEOUT_SETTING = "expose.agent.a2a.tool_timeout"
 
@@ -163,97 +161,40 @@ def _descriptor(tool: Tool) -> ToolDescriptor:
     )
 
 
-class _ReplySet:
-    """The messages answering one tool.request, numbered from 1 without gaps: the number
-    advances only after a publish succeeded."""
+@dataclass(frozen=True)
+class ToolsOptions:
+    """How a tools server serves: as which agent, how many calls at once, for how long each.
 
-    def __init__(
-        self, transport: Transport, request: ToolRequest, inbox: str, sender: Identity
-    ) -> None:
-        self._transport = transport
-        self._request = request
-        self._inbox = inbox
-        self._sender = sender
-        self._sequence = 1
+    ``version`` and ``description`` go on the card; ``work_dir`` is where command tools run
+    (this directory when None); ``tool_timeout`` ends a call that runs longer (None: never).
+    """
 
-    async def send(self, cls: type[Header], **fields: Any) -> bool:
-        message = cast(
-            Message,
-            reply_to(self._request, cls, sender=self._sender, sequence=self._sequence, **fields),
-        )
-        try:
-            data = _encode_fitting(message)
-            await self._transport.publish(self._inbox, data)
-        except Exception:
-            _log.exception("answering tool call %s failed", self._request.request)
-            return False
-        self._sequence += 1
-        return True
-
-    async def refuse(self, code: ErrorCode, text: str) -> None:
-        if await self.send(Ack, accepted=False, reason=text):
-            await self.send(ToolReply, is_error=True, code=code, output=text)
-
-
-def _encode_fitting(message: Message) -> bytes:
-    """The message's bytes; a tool.reply over the size cap loses the end of its output (and
-    says so in ``exec.truncated``) rather than the whole answer."""
-    try:
-        return encode(message)
-    except MessageTooLarge:
-        if not isinstance(message, ToolReply):
-            raise
-    output = message.output
-    while True:
-        output = output[: len(output) // 2]
-        exec_result = message.exec.model_copy(update={"truncated": True}) if message.exec else None
-        trimmed = message.model_copy(update={"output": output, "exec": exec_result})
-        try:
-            return encode(trimmed)
-        except MessageTooLarge:
-            if not output:
-                raise
+    identity: str
+    version: str
+    max_concurrent: int
+    tool_timeout: timedelta | None
+    description: str = ""
+    work_dir: Path | None = None
+    keepalive_interval: timedelta = KEEPALIVE_INTERVAL
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
 
 
 class ToolsServer:
-    """Serves ``tools`` as ``identity`` on a transport: discovery and tool calls.
+    """Serves ``tools`` on a transport as ``options`` say: discovery and tool calls.
 
     ``start`` registers the endpoints (a NATS micro service when the transport can host one,
     queue subscriptions otherwise), ``drain`` takes them out of the queue group so the agent
     answers no more calls, and ``close`` also abandons the calls still running.
     """
 
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        identity: str,
-        version: str,
-        tools: Sequence[Tool],
-        max_concurrent: int,
-        tool_timeout: timedelta | None,
-        description: str = "",
-        work_dir: Path | None = None,
-        keepalive_interval: timedelta = KEEPALIVE_INTERVAL,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    ) -> None:
-        if max_concurrent < 1:
+    def __init__(self, transport: Transport, tools: Sequence[Tool], options: ToolsOptions) -> None:
+        if options.max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
         self._transport = transport
-        self._identity = Identity(name=identity)
+        self._options = options
+        self._identity = Identity(name=options.identity)
         self._tools = {tool.name: tool for tool in tools}
-        self._max_concurrent = max_concurrent
-        self._tool_timeout = tool_timeout
-        self._work_dir = work_dir
-        self._keepalive_seconds = keepalive_interval.total_seconds()
-        self._max_message_size = max_message_size
-        self._card: dict[str, Any] = {
-            "name": identity,
-            "version": version or "dev",
-            "description": description,
-            "protocols": SERVED_PROTOCOLS,
-            "tools": tuple(_descriptor(tool) for tool in tools),
-        }
+        self._descriptors = tuple(_descriptor(tool) for tool in tools)
         self._busy = 0
         self._calls = RunningTasks()
         self._draining = False
@@ -323,9 +264,17 @@ class ToolsServer:
         message = await self._read(delivery, DiscoveryRequest, ProtocolId.DISCOVERY_REQUEST)
         if message is None:
             return
-        card = reply_to(message, DiscoveryReply, sender=self._identity, sequence=0, **self._card)
+        options = self._options
+        card = DiscoveryReply(
+            **reply_header(message, sender=self._identity),
+            name=options.identity,
+            version=options.version or "dev",
+            description=options.description,
+            protocols=SERVED_PROTOCOLS,
+            tools=self._descriptors,
+        )
         try:
-            data = encode(card, max_size=self._max_message_size)
+            data = encode(card, max_size=options.max_message_size)
         except A2AError as error:
             _log.error("the card cannot be sent: %s", error)
             await self._refuse_message(delivery, error)
@@ -339,32 +288,41 @@ class ToolsServer:
         request = await self._read(delivery, ToolRequest, ProtocolId.TOOL_REQUEST)
         if request is None:
             return
-        replies = _ReplySet(self._transport, request, delivery.reply, self._identity)
+        replies = ReplySet(
+            self._transport,
+            request,
+            delivery.reply,
+            self._identity,
+            max_size=self._options.max_message_size,
+        )
         if self._draining:
-            await replies.refuse(
+            await _refuse(
+                replies,
                 ErrorCode.DRAINING,
                 f"agent {self._identity.name} is draining and takes no new calls; retry",
             )
             return
         tool = self._tools.get(request.name)
         if tool is None:
-            await replies.refuse(ErrorCode.REJECTED, unavailable_tool_text(request.name))
+            await _refuse(replies, ErrorCode.REJECTED, unavailable_tool_text(request.name))
             return
-        if self._busy >= self._max_concurrent:
-            await replies.refuse(
+        limit = self._options.max_concurrent
+        if self._busy >= limit:
+            await _refuse(
+                replies,
                 ErrorCode.CAPACITY,
-                f"agent {self._identity.name} is running {self._max_concurrent} tool calls, "
-                "its limit; retry, and the next free member of its queue group takes it",
+                f"agent {self._identity.name} is running {limit} tool calls, its limit; retry, "
+                "and the next free member of its queue group takes it",
             )
             return
         self._busy += 1
-        if not await replies.send(Ack, accepted=True):
+        if not await replies.send(lambda header: Ack(**header, accepted=True)):
             self._busy -= 1
             return
         # The handler returns at once so this subscription can take the next call.
         self._calls.start(self._run(tool, request, replies), name=f"a2a tool call {request.name}")
 
-    async def _run(self, tool: Tool, request: ToolRequest, replies: _ReplySet) -> None:
+    async def _run(self, tool: Tool, request: ToolRequest, replies: ReplySet) -> None:
         stop_keepalive = asyncio.Event()
         keepalive = asyncio.get_running_loop().create_task(
             self._keep_alive(replies, stop_keepalive), name="a2a tool keepalive"
@@ -376,24 +334,24 @@ class ToolsServer:
             await keepalive
             self._busy -= 1
         if outcome.deferral is not None:
+            deferred = f'tool "{tool.name}" deferred its answer, which a served call cannot carry'
             await replies.send(
-                ToolReply,
-                is_error=True,
-                code=ErrorCode.DEFERRED,
-                output=f'tool "{tool.name}" deferred its answer, which a served call cannot carry',
+                lambda header: ToolReply(
+                    **header, is_error=True, code=ErrorCode.DEFERRED, output=deferred
+                )
             )
             return
+        executed = None if outcome.exec is None else ExecResult.from_record(outcome.exec)
         await replies.send(
-            ToolReply,
-            is_error=outcome.is_error,
-            output=outcome.output,
-            exec=None if outcome.exec is None else ExecResult.from_record(outcome.exec),
+            lambda header: ToolReply(
+                **header, is_error=outcome.is_error, output=outcome.output, exec=executed
+            )
         )
 
     async def _execute(self, tool: Tool, request: ToolRequest) -> Outcome:
         deps = ExecDeps(
-            work_dir=self._work_dir,
-            timeout=self._tool_timeout,
+            work_dir=self._options.work_dir,
+            timeout=self._options.tool_timeout,
             timeout_setting=TOOL_TIMEOUT_SETTING,
         )
         try:
@@ -402,21 +360,28 @@ class ToolsServer:
             _log.exception("tool %s failed", tool.name)
             return Outcome(f'tool "{tool.name}" failed: {error}', is_error=True)
 
-    async def _keep_alive(self, replies: _ReplySet, stop: asyncio.Event) -> None:
+    async def _keep_alive(self, replies: ReplySet, stop: asyncio.Event) -> None:
+        interval = self._options.keepalive_interval.total_seconds()
         while True:
             try:
-                async with asyncio.timeout(self._keepalive_seconds):
+                async with asyncio.timeout(interval):
                     await stop.wait()
                 return
             except TimeoutError:
-                await replies.send(EventStatus, block=StatusBody(phase=KEEPALIVE_PHASE))
+                await replies.send(
+                    lambda header: EventStatus(
+                        **header, block=StatusBody(phase=StatusPhase.EXECUTING_TOOL)
+                    )
+                )
 
     async def _read(
         self, delivery: Delivery, cls: type[_RequestT], protocol: ProtocolId
     ) -> _RequestT | None:
         try:
             message = decode(
-                delivery.data, direction=Direction.TO_AGENT, max_size=self._max_message_size
+                delivery.data,
+                direction=Direction.TO_AGENT,
+                max_size=self._options.max_message_size,
             )
         except A2AError as error:
             await self._refuse_message(delivery, error)
@@ -441,3 +406,9 @@ class ToolsServer:
             await self._transport.publish(inbox, data, headers=headers)
         except Exception:
             _log.exception("answering on %s failed", inbox)
+
+
+async def _refuse(replies: ReplySet, code: ErrorCode, text: str) -> None:
+    await replies.refuse(
+        text, lambda header: ToolReply(**header, is_error=True, code=code, output=text)
+    )

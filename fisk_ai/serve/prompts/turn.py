@@ -1,0 +1,148 @@
+"""One accepted turn: its reply set, its stop gate, the questions it has out, and its end.
+
+While the run goes, its events queue (the run's sink must not block) for a task that publishes
+them in order, and a quiet reply set gets a keepalive status now and then, so the caller can tell
+a long model call from a lost worker. None goes out while a question is out, since the caller is
+holding that one open itself. However the turn ended (it ran, crashed, or was given up), the
+events it emitted go out first and its terminal message last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from datetime import timedelta
+
+from fisk_ai.a2a.events import event_reply
+from fisk_ai.a2a.messages import (
+    ErrorCode,
+    EventStatus,
+    Header,
+    RequestAnswer,
+    RequestPrompt,
+    RequestResume,
+    StatusBody,
+    TerminalError,
+)
+from fisk_ai.a2a.outcome import terminal_message
+from fisk_ai.a2a.transport import Subscription
+from fisk_ai.agent.events import Event, StatusPhase
+from fisk_ai.agent.outcome import RunResult
+from fisk_ai.serve.replies import Reply, ReplySet
+from fisk_ai.tools.questions import Answer, Question
+
+__all__ = ["PendingQuestion", "Turn", "Turnable", "event_message", "refuse", "unsubscribe"]
+
+Turnable = RequestPrompt | RequestResume | RequestAnswer
+"""The requests that run a turn; a request.read runs none."""
+
+
+@dataclasses.dataclass(eq=False)
+class PendingQuestion:
+    """A question put to the caller: its answer when it comes, and each elicit.waiting."""
+
+    kind: Question
+    answered: asyncio.Future[Answer]
+    waiting: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+
+class _QueuedEvents:
+    """The run's event sink: emit must not block, so events queue for the publishing task."""
+
+    def __init__(self, queue: asyncio.Queue[Event | None]) -> None:
+        self._queue = queue
+
+    def emit(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+
+
+class Turn:
+    """One accepted request running a turn of conversation ``session_id``."""
+
+    def __init__(self, request: Turnable, replies: ReplySet, session_id: str) -> None:
+        self.request = request
+        self.replies = replies
+        self.session_id = session_id
+        self.suspend = asyncio.Event()
+        """Set by a cancel: the run parks at its next boundary and a question out is given up."""
+        self.questions: dict[str, PendingQuestion] = {}
+        self.held = 0
+        """Questions out: no keepalive goes while the caller holds one open."""
+        self.subscriptions: list[Subscription] = []
+        self._events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.sink = _QueuedEvents(self._events)
+        self._pump: asyncio.Task[None] | None = None
+        self._keepalive: asyncio.Task[None] | None = None
+
+    def begin(self, keepalive_interval: timedelta) -> None:
+        """The run is starting: its events go out, and quiet spells get keepalives."""
+        loop = asyncio.get_running_loop()
+        self._pump = loop.create_task(self._publish_events(), name="a2a prompt events")
+        self._keepalive = loop.create_task(
+            self._keep_alive(keepalive_interval.total_seconds()), name="a2a prompt keepalive"
+        )
+
+    async def flush(self) -> None:
+        """Return once every event emitted so far has been published (or dropped)."""
+        await self._events.join()
+
+    async def stop_publishing(self) -> None:
+        """The run is over: the events it emitted go out, keepalives stop, and the turn's
+        cancel and elicit subjects close."""
+        self._events.put_nowait(None)
+        if self._pump is not None:
+            await self._pump
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keepalive
+        await unsubscribe(self.subscriptions)
+
+    async def send_terminal(self, result: RunResult) -> None:
+        """End the reply set with the message saying how the turn ended."""
+        await self.replies.send(
+            lambda header: terminal_message(result, header, identity=header["sender"].name)
+        )
+
+    async def _publish_events(self) -> None:
+        events = self._events
+        while True:
+            event = await events.get()
+            try:
+                if event is None:
+                    return
+                if self.request.stream:
+                    await self.replies.send(event_message(self.request, event))
+            finally:
+                events.task_done()
+
+    async def _keep_alive(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            idle = asyncio.get_running_loop().time() - self.replies.last_sent
+            if self.held == 0 and idle >= interval:
+                await self.replies.send(
+                    lambda header: EventStatus(
+                        **header, block=StatusBody(phase=StatusPhase.WORKING)
+                    )
+                )
+
+
+def event_message(request: Header, event: Event) -> Reply:
+    """The event message carrying ``event`` in the reply set of ``request``."""
+    return lambda header: event_reply(
+        request, event, sender=header["sender"], sequence=header["sequence"]
+    )
+
+
+async def unsubscribe(subscriptions: list[Subscription]) -> None:
+    """Close every subscription, whatever became of its connection."""
+    for subscription in subscriptions:
+        with contextlib.suppress(Exception):
+            await subscription.unsubscribe()
+
+
+async def refuse(replies: ReplySet, code: ErrorCode, text: str) -> None:
+    """Turn a request down: a refusing ack, then a terminal error carrying ``code``."""
+    await replies.refuse(text, lambda header: TerminalError(**header, error=text, code=code))

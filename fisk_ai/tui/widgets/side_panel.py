@@ -1,0 +1,137 @@
+"""The run screen's side panel: the run's tools and counters, and its turns to jump to."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import var
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from fisk_ai.tui.status import Counters, budget_text
+from fisk_ai.tui.transcript import PROMPT_PREFIX, Transcript
+from fisk_ai.util.sanitize import single_line
+
+if TYPE_CHECKING:
+    from fisk_ai.screens.run import RunSetup
+
+TURN_LABEL_WIDTH = 36
+
+
+def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int = 0) -> str:
+    usage = counters.usage
+    lines = ["Tools"]
+    width = max((len(tool.name) for tool in setup.tools), default=0)
+    for tool in setup.tools:
+        notes = ("  gated" if tool.gated else "") + ("  deferred" if tool.deferred else "")
+        lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{notes}")
+    if not setup.tools:
+        lines.append("  (none)")
+    counted = [
+        ("tokens in", str(usage.input_tokens)),
+        ("tokens out", str(usage.output_tokens)),
+        ("cache read", str(usage.cache_read_tokens)),
+        ("cache write", str(usage.cache_create_tokens)),
+        ("thinking", str(usage.thinking_tokens)),
+        ("model calls", str(counters.model_calls)),
+        ("tool calls", str(counters.tool_calls)),
+        ("standing approvals", str(standing_approvals)),
+        ("budget used", budget_text(counters, setup.max_tokens)),
+    ]
+    lines += ["", "Counters", *(f"  {label.ljust(19)}{value}" for label, value in counted)]
+    return "\n".join(lines)
+
+
+def turn_label(number: int, prompt_line: str) -> str:
+    """A turn in the side panel: its number and the start of its prompt."""
+    return f"{number:>3}  {single_line(prompt_line.removeprefix(PROMPT_PREFIX), TURN_LABEL_WIDTH)}"
+
+
+class SidePanel(Vertical):
+    """Hidden until F2. It draws only while shown, so a run that never opens it pays nothing
+    for the counters moving on every model call."""
+
+    DEFAULT_CSS = """
+    SidePanel {
+        display: none;
+        width: 48;
+        border-left: solid $primary;
+        padding: 0 1;
+        background: $surface;
+        & > #side-facts { height: auto; }
+        & > #turns-title { margin-top: 1; }
+        & > #turns { height: 1fr; border: none; padding: 0; }
+    }
+    """
+
+    counters: var[Counters] = var(Counters)
+    """Bound to the run screen's counters."""
+    standing_approvals: var[frozenset[str]] = var(frozenset[str]())
+    """Bound to the run screen's standing approvals."""
+
+    class TurnChosen(Message):
+        """Enter on a turn: ``block`` is its prompt's block in the transcript."""
+
+        def __init__(self, block: int) -> None:
+            super().__init__()
+            self.block = block
+
+    def __init__(self, setup: RunSetup, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.setup = setup
+        self._turn_blocks: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("", markup=False, id="side-facts")
+        yield Static("Turns (Enter jumps)", markup=False, id="turns-title")
+        yield OptionList(id="turns")
+
+    def watch_counters(self) -> None:
+        self._show_facts()
+
+    def watch_standing_approvals(self) -> None:
+        self._show_facts()
+
+    def toggle(self, transcript: Transcript) -> None:
+        """Show or hide the panel; shown, it catches up with the run."""
+        self.display = not self.display
+        self._show_facts()
+        self.show_turns(transcript)
+
+    def _show_facts(self) -> None:
+        if not self.display:
+            return
+        facts = side_panel_text(self.setup, self.counters, len(self.standing_approvals))
+        self.query_one("#side-facts", Static).update(facts)
+
+    def show_turns(self, transcript: Transcript) -> None:
+        """List the prompts of ``transcript``, keeping the highlight where it was."""
+        if not self.display:
+            return
+        blocks = transcript.prompt_blocks()
+        if blocks == self._turn_blocks:
+            return
+        self._turn_blocks = blocks
+        turns = self.query_one("#turns", OptionList)
+        highlighted = turns.highlighted
+        turns.clear_options()
+        turns.add_options(
+            Option(
+                Content(turn_label(number, transcript.lines[transcript.blocks[block].start])),
+                id=str(block),
+            )
+            for number, block in enumerate(blocks, start=1)
+        )
+        if highlighted is not None and blocks:
+            turns.highlighted = min(highlighted, len(blocks) - 1)
+
+    @on(OptionList.OptionSelected, "#turns")
+    def _turn_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.TurnChosen(int(event.option.id)))

@@ -1,0 +1,29 @@
+"""A bare app that shows one screen and keeps what it was dismissed with."""
+
+from __future__ import annotations
+
+import os
+from typing import Generic, TypeVar
+
+from textual.app import App
+from textual.screen import Screen
+
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+
+SIZE = (100, 30)
+UNANSWERED = object()
+
+ResultT = TypeVar("ResultT")
+
+
+class ScreenHost(App[None], Generic[ResultT]):
+    def __init__(self, screen: Screen[ResultT]) -> None:
+        super().__init__()
+        self.shown = screen
+        self.answer: object = UNANSWERED
+
+    def on_mount(self) -> None:
+        self.push_screen(self.shown, self._answered)
+
+    def _answered(self, value: ResultT | None) -> None:
+        self.answer = value

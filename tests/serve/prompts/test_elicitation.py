@@ -1,0 +1,143 @@
+"""Questions over a2a: an approval put to the caller and answered, given up by silence or a
+cancel, refused without asking when the engine does not elicit; an elicit message for a question
+nobody asked.
+
+Everything runs over the in-memory transport; every message the engine sends is checked against
+the upstream schemas (ours when those are not beside the checkout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+
+from fisk_ai.a2a.codec import encode
+from fisk_ai.a2a.errors import RemoteServiceError
+from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.messages import (
+    Cancel,
+    ElicitRequestApprove,
+    ElicitWaiting,
+    ErrorCode,
+    StopReason,
+    TerminalError,
+    TerminalResult,
+    new_request,
+)
+from fisk_ai.a2a.prompts_client import TurnOptions
+from fisk_ai.a2a.transport import Transport, cancel_subject, elicit_subject
+from fisk_ai.tools.base import Tool
+from fisk_ai.tools.questions import Answer, ApprovalChoice, Question
+from tests.agent.conftest import FakeTool
+from tests.fakes.prompter import ScriptedPrompter
+from tests.fakes.provider import answer, call, calls
+from tests.serve.prompts.engine import (
+    CALLER,
+    IDENTITY,
+    WAIT,
+    Held,
+    StartAgent,
+    client,
+    exchange,
+    prompt,
+)
+
+
+async def test_an_approval_is_put_to_the_caller_and_answered_once(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    await agent(
+        app_tools,
+        (calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("removed")),
+        elicit=True,
+    )
+    prompter = ScriptedPrompter([ApprovalChoice.ONCE])
+
+    result = await client(caller).ask("remove ORDERS", options=TurnOptions(prompter=prompter))
+
+    assert isinstance(result, TerminalResult) and result.text == "removed"
+    [question] = prompter.questions
+    assert "ORDERS" in getattr(question, "display", "")
+
+
+async def test_an_approval_nobody_answers_ends_the_run_suspended(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    await agent(
+        app_tools,
+        (calls(call("t1", "stream_rm", {"stream": "ORDERS"})),),
+        elicit=True,
+        request_timeout=timedelta(milliseconds=200),
+    )
+
+    messages = await exchange(caller, prompt("remove ORDERS"))
+
+    question = next(m for m in messages if isinstance(m, ElicitRequestApprove))
+    assert (question.tool_use_id, question.wait_ms) == ("t1", 200)
+    result = messages[-1]
+    assert isinstance(result, TerminalError)
+    assert (result.code, result.stop_reason) == (ErrorCode.SUSPENDED, StopReason.SUSPENDED)
+
+
+async def test_without_elicit_a_gated_call_is_refused_without_asking(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    await agent(
+        app_tools, (calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("could not"))
+    )
+
+    messages = await exchange(caller, prompt("remove ORDERS"))
+
+    assert not any(isinstance(m, ElicitRequestApprove) for m in messages)
+    assert isinstance(messages[-1], TerminalResult) and messages[-1].text == "could not"
+
+
+@dataclass
+class CancelingPrompter:
+    """Cancels the turn while its question is on screen, then answers it anyway."""
+
+    transport: Transport
+    request: str
+
+    def can_prompt(self) -> bool:
+        return True
+
+    async def ask(self, question: Question) -> Answer:
+        cancel = new_request(Cancel, sender=CALLER, request=self.request)
+        await self.transport.request(
+            cancel_subject(IDENTITY, self.request), encode(cancel), timeout=WAIT
+        )
+        return ApprovalChoice.ONCE
+
+
+async def test_a_cancel_gives_up_the_question_in_flight(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    await agent(app_tools, (calls(call("t1", "stream_rm", {"stream": "ORDERS"})),), elicit=True)
+    prompter = CancelingPrompter(caller, "r2")
+
+    result = await client(caller).ask(
+        "remove", options=TurnOptions(request="r2", prompter=prompter)
+    )
+
+    assert isinstance(result, TerminalError) and result.code == ErrorCode.SUSPENDED
+
+
+async def test_a_waiting_for_a_question_nobody_asked_is_answered_404(
+    agent: StartAgent, caller: MemoryTransport
+) -> None:
+    held = Held()
+    await agent((FakeTool("slow", held),), (calls(call("t1", "slow")), answer("done")), elicit=True)
+    running = asyncio.create_task(client(caller).ask("go", options=TurnOptions(request="r4")))
+    await held.started.wait()
+    waiting = new_request(ElicitWaiting, sender=CALLER, request="r4", question_id="nosuch")
+
+    with pytest.raises(RemoteServiceError) as refused:
+        await caller.request(elicit_subject(IDENTITY, "r4"), encode(waiting), timeout=WAIT)
+    held.release.set()
+    await running
+
+    assert refused.value.service_code == 404
