@@ -13,20 +13,9 @@ from fisk_ai.a2a.errors import (
     UnexpectedProtocol,
     UnknownProtocol,
 )
-from fisk_ai.a2a.events import event_from_message, event_reply
+from fisk_ai.a2a.events import event_from_message, event_message
 from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
-from fisk_ai.a2a.messages import (
-    Direction,
-    ErrorCode,
-    Header,
-    Identity,
-    Message,
-    ProtocolId,
-    StopReason,
-    UnknownEvent,
-    new_request,
-    reply_to,
-)
+from fisk_ai.a2a.messages import Header, Identity, Message, UnknownEvent, new_request, reply_to
 from fisk_ai.a2a.prompts_client import PromptsClient, TurnOptions
 from fisk_ai.a2a.transport import (
     Delivery,
@@ -41,6 +30,7 @@ from fisk_ai.a2a.transport import (
     task_subject,
     tool_subject,
 )
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode, ProtocolId, StopReason
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -76,7 +66,7 @@ __all__ = [
     "elicit_subject",
     "encode",
     "event_from_message",
-    "event_reply",
+    "event_message",
     "new_request",
     "reply_failure",
     "reply_to",

@@ -20,7 +20,6 @@ from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import A2AError, InvalidMessage, NoResponders, RequestTimeout
 from fisk_ai.a2a.messages import (
     Ack,
-    Direction,
     DiscoveryReply,
     DiscoveryRequest,
     Identity,
@@ -35,6 +34,7 @@ from fisk_ai.a2a.transport import (
     reply_failure,
     tool_subject,
 )
+from fisk_ai.a2a.vocabulary import Direction
 
 __all__ = ["DEFAULT_CLIENT_IDENTITY", "DEFAULT_DISCOVERY_TIMEOUT", "call_tool", "discover"]
 

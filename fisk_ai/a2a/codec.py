@@ -32,15 +32,8 @@ from fisk_ai.a2a.errors import (
     UnexpectedProtocol,
     UnknownProtocol,
 )
-from fisk_ai.a2a.messages import (
-    EVENT_PROTOCOL_PREFIX,
-    Direction,
-    Header,
-    Message,
-    ProtocolId,
-    UnknownEvent,
-    message_type,
-)
+from fisk_ai.a2a.messages import Header, Message, UnknownEvent, message_type
+from fisk_ai.a2a.vocabulary import EVENT_PROTOCOL_PREFIX, Direction, ProtocolId
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator

@@ -21,9 +21,8 @@ from fisk_ai.a2a.messages import (
     EventToolResult,
     EventWarning,
     ExecResult,
-    Header,
-    Identity,
     PromptBody,
+    ReplyHeader,
     StatusBody,
     TextBody,
     ThinkingBody,
@@ -32,7 +31,6 @@ from fisk_ai.a2a.messages import (
     UnknownEvent,
     WarningBody,
     WireUsage,
-    reply_to,
 )
 from fisk_ai.agent.events import (
     Event,
@@ -45,46 +43,29 @@ from fisk_ai.agent.events import (
     WarningEvent,
 )
 
-__all__ = ["event_from_message", "event_reply"]
+__all__ = ["event_from_message", "event_message"]
 
 
-def event_reply(request: Header, event: Event, *, sender: Identity, sequence: int) -> EventMessage:
-    """The event message carrying ``event`` in the reply set of ``request``."""
+def event_message(event: Event, header: ReplyHeader) -> EventMessage:
+    """The event message carrying ``event`` at the place in a reply set ``header`` frames."""
     match event:
         case TextEvent():
-            return reply_to(
-                request,
-                EventText,
-                sender=sender,
-                sequence=sequence,
-                block=TextBody(text=event.text, final=event.final),
-            )
+            return EventText(**header, block=TextBody(text=event.text, final=event.final))
         case ThinkingEvent():
-            return reply_to(
-                request,
-                EventThinking,
-                sender=sender,
-                sequence=sequence,
-                block=ThinkingBody(
-                    text=event.text, signature=event.signature, provider=event.provider
-                ),
+            block = ThinkingBody(
+                text=event.text, signature=event.signature, provider=event.provider
             )
+            return EventThinking(**header, block=block)
         case ToolCallEvent():
-            return reply_to(
-                request,
-                EventToolCall,
-                sender=sender,
-                sequence=sequence,
+            return EventToolCall(
+                **header,
                 block=ToolCallBody(
                     id=event.id, name=event.name, input=dict(event.input), argv=event.command
                 ),
             )
         case ToolResultEvent():
-            return reply_to(
-                request,
-                EventToolResult,
-                sender=sender,
-                sequence=sequence,
+            return EventToolResult(
+                **header,
                 block=ToolResultBody(
                     call_id=event.call_id,
                     is_error=event.is_error,
@@ -93,11 +74,8 @@ def event_reply(request: Header, event: Event, *, sender: Identity, sequence: in
                 ),
             )
         case StatusEvent():
-            return reply_to(
-                request,
-                EventStatus,
-                sender=sender,
-                sequence=sequence,
+            return EventStatus(
+                **header,
                 block=StatusBody(
                     iteration=event.iteration,
                     phase=event.phase,
@@ -107,11 +85,8 @@ def event_reply(request: Header, event: Event, *, sender: Identity, sequence: in
                 ),
             )
         case WarningEvent():
-            return reply_to(
-                request,
-                EventWarning,
-                sender=sender,
-                sequence=sequence,
+            return EventWarning(
+                **header,
                 block=WarningBody(
                     kind=event.kind,
                     name=event.name,
@@ -121,13 +96,7 @@ def event_reply(request: Header, event: Event, *, sender: Identity, sequence: in
                 ),
             )
         case PromptEvent():
-            return reply_to(
-                request,
-                EventPrompt,
-                sender=sender,
-                sequence=sequence,
-                block=PromptBody(text=event.text),
-            )
+            return EventPrompt(**header, block=PromptBody(text=event.text))
         case _:
             assert_never(event)
 

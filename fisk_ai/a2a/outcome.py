@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from fisk_ai.a2a.messages import (
-    ErrorCode,
-    ReplyHeader,
-    StopReason,
-    TerminalError,
-    TerminalResult,
-    WireUsage,
-)
+from fisk_ai.a2a.messages import ReplyHeader, TerminalError, TerminalResult, WireUsage
+from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
 from fisk_ai.agent.outcome import (
     Abandoned,
     BudgetSpent,

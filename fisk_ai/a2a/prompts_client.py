@@ -36,8 +36,6 @@ from fisk_ai.a2a.messages import (
     Ack,
     Budget,
     Cancel,
-    Direction,
-    ElicitChoice,
     ElicitReplyApprove,
     ElicitReplyConfirm,
     ElicitReplyInput,
@@ -70,6 +68,7 @@ from fisk_ai.a2a.transport import (
     reply_failure,
     task_subject,
 )
+from fisk_ai.a2a.vocabulary import Direction, ElicitChoice
 from fisk_ai.tools.questions import (
     Answer,
     ApprovalChoice,

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, encode
-from fisk_ai.a2a.errors import MessageTooLarge
+from fisk_ai.a2a.errors import A2AError, MessageTooLarge
 from fisk_ai.a2a.messages import (
     Ack,
     EventText,
@@ -31,9 +31,9 @@ from fisk_ai.a2a.messages import (
     ToolReply,
     reply_header,
 )
-from fisk_ai.a2a.transport import Transport
+from fisk_ai.a2a.transport import Delivery, Transport, service_error_headers
 
-__all__ = ["Reply", "ReplySet", "encode_fitting"]
+__all__ = ["Reply", "ReplySet", "answer_inbox", "encode_fitting", "refuse_delivery"]
 
 Reply = Callable[[ReplyHeader], Message]
 """Builds one message of a reply set from the framing its place in the set gives it."""
@@ -136,3 +136,21 @@ def _trimmer(message: Message) -> tuple[str, Callable[[str], Message]] | None:
             )
         case _:
             return None
+
+
+async def answer_inbox(
+    transport: Transport, inbox: str, data: bytes, *, headers: dict[str, str] | None = None
+) -> None:
+    """Publish a single answer outside any reply set; a failure is only logged, since nobody is
+    left to tell."""
+    try:
+        await transport.publish(inbox, data, headers=headers)
+    except Exception:
+        _log.exception("answering on %s failed", inbox)
+
+
+async def refuse_delivery(transport: Transport, delivery: Delivery, error: A2AError) -> None:
+    """Answer a message that cannot be taken with the NATS service error headers; one that came
+    with nowhere to reply gets nothing."""
+    if delivery.reply:
+        await answer_inbox(transport, delivery.reply, b"", headers=service_error_headers(error))

@@ -30,16 +30,12 @@ from typing import TypeVar
 from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode
 from fisk_ai.a2a.errors import A2AError, InvalidMessage
 from fisk_ai.a2a.messages import (
-    PROTOCOL_NAMESPACE,
     Ack,
-    Direction,
     DiscoveryReply,
     DiscoveryRequest,
-    ErrorCode,
     EventStatus,
     ExecResult,
     Identity,
-    ProtocolId,
     StatusBody,
     ToolBehavior,
     ToolDescriptor,
@@ -54,11 +50,11 @@ from fisk_ai.a2a.transport import (
     Subscription,
     Transport,
     discovery_subject,
-    service_error_headers,
     tool_subject,
 )
+from fisk_ai.a2a.vocabulary import PROTOCOL_NAMESPACE, Direction, ErrorCode, ProtocolId
 from fisk_ai.agent.events import StatusPhase
-from fisk_ai.serve.replies import ReplySet
+from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
 from fisk_ai.serve.tasks import RunningTasks
 from fisk_ai.tools.base import BehaviorDescriber, Confirmable, ExecDeps, Outcome, Tool
 from fisk_ai.tools.gating import confirm_trigger
@@ -277,9 +273,9 @@ class ToolsServer:
             data = encode(card, max_size=options.max_message_size)
         except A2AError as error:
             _log.error("the card cannot be sent: %s", error)
-            await self._refuse_message(delivery, error)
+            await refuse_delivery(self._transport, delivery, error)
             return
-        await self._answer(delivery.reply, data)
+        await answer_inbox(self._transport, delivery.reply, data)
 
     async def _on_tool(self, delivery: Delivery) -> None:
         if not delivery.reply:
@@ -384,10 +380,11 @@ class ToolsServer:
                 max_size=self._options.max_message_size,
             )
         except A2AError as error:
-            await self._refuse_message(delivery, error)
+            await refuse_delivery(self._transport, delivery, error)
             return None
         if not isinstance(message, cls):
-            await self._refuse_message(
+            await refuse_delivery(
+                self._transport,
                 delivery,
                 InvalidMessage(
                     f"{delivery.subject} takes {protocol} messages, not {message.protocol}"
@@ -395,17 +392,6 @@ class ToolsServer:
             )
             return None
         return message
-
-    async def _refuse_message(self, delivery: Delivery, error: A2AError) -> None:
-        await self._answer(delivery.reply, b"", headers=service_error_headers(error))
-
-    async def _answer(
-        self, inbox: str, data: bytes, *, headers: dict[str, str] | None = None
-    ) -> None:
-        try:
-            await self._transport.publish(inbox, data, headers=headers)
-        except Exception:
-            _log.exception("answering on %s failed", inbox)
 
 
 async def _refuse(replies: ReplySet, code: ErrorCode, text: str) -> None:

@@ -6,13 +6,10 @@ from fisk_ai.a2a.messages import (
     Ack,
     AgentCallBody,
     Answer,
-    AnswerField,
-    AnswerKind,
     Budget,
     Cancel,
     DiscoveryReply,
     DiscoveryRequest,
-    ElicitChoice,
     ElicitReplyApprove,
     ElicitReplyConfirm,
     ElicitReplyInput,
@@ -23,7 +20,6 @@ from fisk_ai.a2a.messages import (
     ElicitRequestInput,
     ElicitRequestSelect,
     ElicitWaiting,
-    ErrorCode,
     EventAgentCall,
     EventPrompt,
     EventStatus,
@@ -41,7 +37,6 @@ from fisk_ai.a2a.messages import (
     RequestRead,
     RequestResume,
     StatusBody,
-    StopReason,
     TerminalError,
     TerminalResult,
     TextBody,
@@ -57,6 +52,7 @@ from fisk_ai.a2a.messages import (
     new_request,
     reply_to,
 )
+from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind, ElicitChoice, ErrorCode, StopReason
 
 CALLER = Identity(name="peer1")
 AGENT = Identity(name="nats-worker", instance="w1")

@@ -17,19 +17,16 @@ from fisk_ai.a2a.errors import (
 )
 from fisk_ai.a2a.messages import (
     Ack,
-    Direction,
-    ErrorCode,
     EventText,
     Message,
-    ProtocolId,
     RequestPrompt,
-    StopReason,
     TerminalError,
     TerminalResult,
     TextBody,
     UnknownEvent,
     reply_to,
 )
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode, ProtocolId, StopReason
 from tests.a2a.samples import AGENT, EVERY_MESSAGE, PROMPT, message_id
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from fisk_ai.a2a.codec import SCHEMA_BASE, encode, schema_documents
-from fisk_ai.a2a.messages import Message, ProtocolId
+from fisk_ai.a2a.messages import Message
+from fisk_ai.a2a.vocabulary import ProtocolId
 from tests.a2a.samples import EVERY_MESSAGE, message_id
 
 UPSTREAM = (

@@ -5,14 +5,15 @@ import json
 import pytest
 
 from fisk_ai.a2a.codec import decode, encode
-from fisk_ai.a2a.events import event_from_message, event_reply
+from fisk_ai.a2a.events import event_from_message, event_message
 from fisk_ai.a2a.messages import (
     AgentCallBody,
-    Direction,
     EventAgentCall,
-    ProtocolId,
+    EventMessage,
+    reply_header,
     reply_to,
 )
+from fisk_ai.a2a.vocabulary import Direction, ProtocolId
 from fisk_ai.agent.events import (
     Event,
     PromptEvent,
@@ -59,9 +60,14 @@ KIND_OF: dict[type, ProtocolId] = {
 }
 
 
+def framed(event: Event, sequence: int = 2) -> EventMessage:
+    """``event`` as message ``sequence`` of the reply set to PROMPT."""
+    return event_message(event, reply_header(PROMPT, sender=AGENT, sequence=sequence))
+
+
 @pytest.mark.parametrize("event", EVERY_EVENT, ids=lambda event: type(event).__name__)
 def test_every_loop_event_crosses_the_wire_unchanged(event: Event) -> None:
-    message = event_reply(PROMPT, event, sender=AGENT, sequence=2)
+    message = framed(event)
 
     received = decode(encode(message), direction=Direction.TO_CALLER)
 
@@ -70,7 +76,7 @@ def test_every_loop_event_crosses_the_wire_unchanged(event: Event) -> None:
 
 
 def test_an_event_message_is_a_reply_in_the_requests_set() -> None:
-    message = event_reply(PROMPT, TextEvent("hi"), sender=AGENT, sequence=7)
+    message = framed(TextEvent("hi"), 7)
 
     assert (message.request, message.sequence) == (PROMPT.request, 7)
     assert message.recipient == PROMPT.sender
@@ -79,7 +85,7 @@ def test_an_event_message_is_a_reply_in_the_requests_set() -> None:
 def test_a_tool_calls_command_line_travels_as_argv_beside_the_upstream_fields() -> None:
     event = ToolCallEvent("toolu_1", "stream_rm", {"stream": "ORDERS"}, command=("stream", "rm"))
 
-    block = json.loads(encode(event_reply(PROMPT, event, sender=AGENT, sequence=2)))["block"]
+    block = json.loads(encode(framed(event)))["block"]
 
     assert block == {
         "id": "toolu_1",
@@ -91,7 +97,7 @@ def test_a_tool_calls_command_line_travels_as_argv_beside_the_upstream_fields() 
 
 def test_a_tool_call_from_a_peer_without_argv_shows_its_tool_name() -> None:
     event = ToolCallEvent("toolu_1", "stream_rm", {})
-    data = encode(event_reply(PROMPT, event, sender=AGENT, sequence=2))
+    data = encode(framed(event))
 
     received = event_from_message(decode(data, direction=Direction.TO_CALLER))  # type: ignore[arg-type]
 
@@ -102,7 +108,7 @@ def test_a_tool_call_from_a_peer_without_argv_shows_its_tool_name() -> None:
 def test_status_usage_is_sent_with_cached_input_counted_in_input_tokens() -> None:
     event = StatusEvent(iteration=1, usage=Usage(input_tokens=5, cache_read_tokens=100))
 
-    block = json.loads(encode(event_reply(PROMPT, event, sender=AGENT, sequence=2)))["block"]
+    block = json.loads(encode(framed(event)))["block"]
 
     assert block["usage"] == {"input_tokens": 105, "cache_read_tokens": 100}
 
@@ -120,7 +126,7 @@ def test_an_agent_call_has_no_loop_event() -> None:
 
 
 def test_an_unknown_event_kind_has_no_loop_event() -> None:
-    data = encode(event_reply(PROMPT, TextEvent("hi"), sender=AGENT, sequence=2))
+    data = encode(framed(TextEvent("hi")))
     data = data.replace(b"event.text", b"event.citation")
 
     assert event_from_message(decode(data, direction=Direction.TO_CALLER)) is None  # type: ignore[arg-type]

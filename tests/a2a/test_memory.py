@@ -16,15 +16,9 @@ from fisk_ai.a2a.errors import (
     TransportClosed,
 )
 from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
-from fisk_ai.a2a.messages import (
-    Direction,
-    Identity,
-    ToolReply,
-    ToolRequest,
-    new_request,
-    reply_to,
-)
+from fisk_ai.a2a.messages import Identity, ToolReply, ToolRequest, new_request, reply_to
 from fisk_ai.a2a.transport import Delivery, Handler, service_error_headers, tool_subject
+from fisk_ai.a2a.vocabulary import Direction
 
 SUBJECT = "choria.fisk-ai.tool.w"
 WAIT = timedelta(seconds=5)

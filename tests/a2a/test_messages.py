@@ -8,17 +8,10 @@ from pydantic import ValidationError
 from fisk_ai.a2a.messages import (
     Ack,
     Answer,
-    AnswerField,
-    AnswerKind,
     Cancel,
-    Direction,
-    ElicitChoice,
-    ErrorCode,
     EventText,
     Identity,
-    ProtocolId,
     RequestPrompt,
-    StopReason,
     TerminalResult,
     TextBody,
     UnknownEvent,
@@ -26,6 +19,15 @@ from fisk_ai.a2a.messages import (
     message_type,
     new_request,
     reply_to,
+)
+from fisk_ai.a2a.vocabulary import (
+    AnswerField,
+    AnswerKind,
+    Direction,
+    ElicitChoice,
+    ErrorCode,
+    ProtocolId,
+    StopReason,
 )
 from fisk_ai.llm.types import Usage
 from fisk_ai.util.ids import KSUID_LENGTH

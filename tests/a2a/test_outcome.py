@@ -7,17 +7,15 @@ import pytest
 
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.messages import (
-    Direction,
-    ErrorCode,
     Identity,
     RequestPrompt,
-    StopReason,
     TerminalError,
     TerminalResult,
     new_request,
     reply_header,
 )
 from fisk_ai.a2a.outcome import outcome_of, terminal_message, totals_of
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode, StopReason
 from fisk_ai.agent.outcome import (
     Abandoned,
     BudgetSpent,

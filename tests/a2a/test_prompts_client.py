@@ -4,15 +4,9 @@ blocks passed on."""
 from __future__ import annotations
 
 from fisk_ai.a2a.memory import MemoryTransport
-from fisk_ai.a2a.messages import (
-    EventMessage,
-    EventPrompt,
-    EventText,
-    StopReason,
-    TerminalResult,
-    UnknownEvent,
-)
+from fisk_ai.a2a.messages import EventMessage, EventPrompt, EventText, TerminalResult, UnknownEvent
 from fisk_ai.a2a.prompts_client import TurnOptions
+from fisk_ai.a2a.vocabulary import StopReason
 from tests.fakes.provider import answer
 from tests.serve.prompts import engine
 from tests.serve.prompts.engine import StartAgent, client

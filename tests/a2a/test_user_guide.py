@@ -10,10 +10,6 @@ from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import InvalidMessage
 from fisk_ai.a2a.messages import (
     Ack,
-    AnswerField,
-    AnswerKind,
-    Direction,
-    ElicitChoice,
     ElicitReplyApprove,
     ElicitRequestApprove,
     ElicitWaiting,
@@ -22,6 +18,7 @@ from fisk_ai.a2a.messages import (
     RequestPrompt,
     RequestRead,
 )
+from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind, Direction, ElicitChoice
 
 FIRST_PROMPT = b"""{
   "protocol": "io.choria.fisk-ai.v1.request.prompt",

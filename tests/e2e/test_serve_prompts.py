@@ -18,7 +18,6 @@ import pytest
 
 from fisk_ai.a2a.messages import (
     Ack,
-    ErrorCode,
     EventMessage,
     EventToolCall,
     EventToolResult,
@@ -28,6 +27,7 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.prompts_client import PromptsClient, TurnOptions
+from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK, RunFisk

@@ -12,8 +12,6 @@ from fisk_ai.a2a.codec import decode
 from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
 from fisk_ai.a2a.messages import (
     Ack,
-    Direction,
-    ErrorCode,
     EventStatus,
     ExecResult,
     Identity,
@@ -21,13 +19,13 @@ from fisk_ai.a2a.messages import (
     ReplyHeader,
     RequestPrompt,
     StatusBody,
-    StopReason,
     TerminalError,
     TerminalResult,
     ToolReply,
     new_request,
 )
 from fisk_ai.a2a.transport import Delivery
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode, StopReason
 from fisk_ai.serve.replies import ReplySet
 
 AGENT = Identity(name="ops")

@@ -21,9 +21,7 @@ from fisk_ai.a2a.codec import DEFAULT_MAX_MESSAGE_SIZE, decode, encode
 from fisk_ai.a2a.errors import NoResponders, RemoteServiceError
 from fisk_ai.a2a.messages import (
     Ack,
-    Direction,
     DiscoveryRequest,
-    ErrorCode,
     EventStatus,
     Identity,
     Message,
@@ -33,6 +31,7 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.transport import Delivery, tool_subject
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode
 from fisk_ai.agent.events import StatusPhase
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.llm.types import ToolDef

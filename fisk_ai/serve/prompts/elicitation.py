@@ -21,9 +21,6 @@ from typing import Any
 from fisk_ai.a2a.errors import A2AError, InvalidMessage
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.messages import (
-    AnswerField,
-    AnswerKind,
-    ElicitChoice,
     ElicitReplyApprove,
     ElicitReplyConfirm,
     ElicitReplyInput,
@@ -37,6 +34,7 @@ from fisk_ai.a2a.messages import (
     Message,
     ReplyHeader,
 )
+from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind, ElicitChoice
 from fisk_ai.serve.prompts.turn import PendingQuestion, Turn
 from fisk_ai.serve.replies import Reply
 from fisk_ai.tools.questions import (

@@ -27,14 +27,12 @@ from fisk_ai.a2a.errors import A2AError, InvalidMessage
 from fisk_ai.a2a.messages import (
     Ack,
     Cancel,
-    Direction,
     ElicitReplyApprove,
     ElicitReplyConfirm,
     ElicitReplyInput,
     ElicitReplyNoOperator,
     ElicitReplySelect,
     ElicitWaiting,
-    ErrorCode,
     Header,
     Identity,
     Message,
@@ -50,9 +48,9 @@ from fisk_ai.a2a.transport import (
     Transport,
     cancel_subject,
     elicit_subject,
-    service_error_headers,
     task_subject,
 )
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.agent.resources import Resources
 from fisk_ai.serve.prompts.elicitation import (
@@ -64,7 +62,7 @@ from fisk_ai.serve.prompts.elicitation import (
 from fisk_ai.serve.prompts.options import PromptsOptions
 from fisk_ai.serve.prompts.reading import check_answer, replay_conversation
 from fisk_ai.serve.prompts.turn import Turn, Turnable, refuse, unsubscribe
-from fisk_ai.serve.replies import ReplySet
+from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
 from fisk_ai.serve.server import Budget, DeferredAnswer, Work, WorkKind, lowered
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.tools.questions import NoOperator, Prompter
@@ -157,13 +155,14 @@ class PromptsChannel:
         try:
             message = self._decode(delivery)
         except A2AError as error:
-            await self._refuse_message(delivery, error)
+            await refuse_delivery(self._transport, delivery, error)
             return
         if isinstance(message, RequestRead):
             await self._read(message, self._replies(message, delivery.reply))
             return
         if not isinstance(message, Turnable):
-            await self._refuse_message(
+            await refuse_delivery(
+                self._transport,
                 delivery,
                 InvalidMessage(
                     f"{delivery.subject} takes request messages, not {message.protocol}"
@@ -363,7 +362,7 @@ class PromptsChannel:
             if not isinstance(message, Cancel):
                 raise InvalidMessage(f"{delivery.subject} takes cancel messages only")
         except A2AError as error:
-            await self._refuse_message(delivery, error)
+            await refuse_delivery(self._transport, delivery, error)
             return
         turn.suspend.set()
         await self._acknowledge(message, delivery)
@@ -383,7 +382,7 @@ class PromptsChannel:
                 raise InvalidMessage(f"{delivery.subject} takes elicit replies and waiting only")
             take_elicit_reply(turn, message, draining=self.draining)
         except A2AError as error:
-            await self._refuse_message(delivery, error)
+            await refuse_delivery(self._transport, delivery, error)
             return
         await self._acknowledge(message, delivery)
 
@@ -391,19 +390,9 @@ class PromptsChannel:
         if not delivery.reply:
             return
         ack = Ack(**reply_header(message, sender=self._identity), accepted=True)
-        await self._answer(delivery.reply, encode(ack, max_size=self._options.max_message_size))
-
-    async def _refuse_message(self, delivery: Delivery, error: A2AError) -> None:
-        if delivery.reply:
-            await self._answer(delivery.reply, b"", headers=service_error_headers(error))
-
-    async def _answer(
-        self, inbox: str, data: bytes, *, headers: dict[str, str] | None = None
-    ) -> None:
-        try:
-            await self._transport.publish(inbox, data, headers=headers)
-        except Exception:
-            _log.exception("answering on %s failed", inbox)
+        await answer_inbox(
+            self._transport, delivery.reply, encode(ack, max_size=self._options.max_message_size)
+        )
 
 
 def _budget(budget: WireBudget | None) -> Budget | None:

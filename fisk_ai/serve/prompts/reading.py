@@ -11,23 +11,24 @@ its own kind of answer.
 
 from __future__ import annotations
 
+from functools import partial
+
+from fisk_ai.a2a.events import event_message
 from fisk_ai.a2a.messages import (
     Ack,
-    AnswerKind,
-    ErrorCode,
     EventStatus,
     RequestRead,
     StatusBody,
-    StopReason,
     TerminalResult,
     WireUsage,
 )
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.prompts_client import MAX_REPLAY_BLOCKS
+from fisk_ai.a2a.vocabulary import AnswerKind, ErrorCode, StopReason
 from fisk_ai.agent.events import StatusPhase
 from fisk_ai.agent.replay import conversation_turns, replay_window
 from fisk_ai.agent.resources import Resources
-from fisk_ai.serve.prompts.turn import event_message, refuse
+from fisk_ai.serve.prompts.turn import refuse
 from fisk_ai.serve.replies import ReplySet
 from fisk_ai.sessions.errors import SessionError, SessionNotFound
 from fisk_ai.sessions.fold import fold
@@ -86,7 +87,7 @@ async def replay_conversation(
     if not await replies.send(lambda header: EventStatus(**header, block=start)):
         return
     for event in window.events:
-        if not await replies.send(event_message(request, event)):
+        if not await replies.send(partial(event_message, event)):
             return
     end = StatusBody(
         phase=StatusPhase.REPLAY_END,

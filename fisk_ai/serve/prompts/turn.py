@@ -13,12 +13,11 @@ import asyncio
 import contextlib
 import dataclasses
 from datetime import timedelta
+from functools import partial
 
-from fisk_ai.a2a.events import event_reply
+from fisk_ai.a2a.events import event_message
 from fisk_ai.a2a.messages import (
-    ErrorCode,
     EventStatus,
-    Header,
     RequestAnswer,
     RequestPrompt,
     RequestResume,
@@ -27,12 +26,13 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.outcome import terminal_message
 from fisk_ai.a2a.transport import Subscription
+from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.agent.events import Event, StatusPhase
 from fisk_ai.agent.outcome import RunResult
-from fisk_ai.serve.replies import Reply, ReplySet
+from fisk_ai.serve.replies import ReplySet
 from fisk_ai.tools.questions import Answer, Question
 
-__all__ = ["PendingQuestion", "Turn", "Turnable", "event_message", "refuse", "unsubscribe"]
+__all__ = ["PendingQuestion", "Turn", "Turnable", "refuse", "unsubscribe"]
 
 Turnable = RequestPrompt | RequestResume | RequestAnswer
 """The requests that run a turn; a request.read runs none."""
@@ -113,7 +113,7 @@ class Turn:
                 if event is None:
                     return
                 if self.request.stream:
-                    await self.replies.send(event_message(self.request, event))
+                    await self.replies.send(partial(event_message, event))
             finally:
                 events.task_done()
 
@@ -127,13 +127,6 @@ class Turn:
                         **header, block=StatusBody(phase=StatusPhase.WORKING)
                     )
                 )
-
-
-def event_message(request: Header, event: Event) -> Reply:
-    """The event message carrying ``event`` in the reply set of ``request``."""
-    return lambda header: event_reply(
-        request, event, sender=header["sender"], sequence=header["sequence"]
-    )
 
 
 async def unsubscribe(subscriptions: list[Subscription]) -> None:

@@ -21,7 +21,6 @@ import pytest
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
 from fisk_ai.a2a.messages import (
-    Direction,
     Identity,
     Message,
     RequestPrompt,
@@ -31,6 +30,7 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.prompts_client import PromptsClient
 from fisk_ai.a2a.transport import Delivery, Transport, task_subject
+from fisk_ai.a2a.vocabulary import Direction
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.serve.prompts import ConversationNaming, PromptsOptions, PromptsServer

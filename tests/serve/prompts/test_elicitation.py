@@ -21,14 +21,13 @@ from fisk_ai.a2a.messages import (
     Cancel,
     ElicitRequestApprove,
     ElicitWaiting,
-    ErrorCode,
-    StopReason,
     TerminalError,
     TerminalResult,
     new_request,
 )
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.transport import Transport, cancel_subject, elicit_subject
+from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
 from fisk_ai.tools.base import Tool
 from fisk_ai.tools.questions import Answer, ApprovalChoice, Question
 from tests.agent.conftest import FakeTool

@@ -19,11 +19,8 @@ from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.messages import (
     Ack,
     Cancel,
-    Direction,
-    ErrorCode,
     EventToolCall,
     RequestResume,
-    StopReason,
     TerminalError,
     TerminalResult,
     ToolRequest,
@@ -32,6 +29,7 @@ from fisk_ai.a2a.messages import (
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.transport import cancel_subject, task_subject
+from fisk_ai.a2a.vocabulary import Direction, ErrorCode, StopReason
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.serve.prompts import conversation_session_id
 from fisk_ai.tools.base import Tool

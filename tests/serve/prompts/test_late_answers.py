@@ -14,16 +14,9 @@ from datetime import timedelta
 from typing import Any
 
 from fisk_ai.a2a.memory import MemoryTransport
-from fisk_ai.a2a.messages import (
-    Ack,
-    ErrorCode,
-    RequestAnswer,
-    StopReason,
-    TerminalError,
-    TerminalResult,
-    new_request,
-)
+from fisk_ai.a2a.messages import Ack, RequestAnswer, TerminalError, TerminalResult, new_request
 from fisk_ai.a2a.messages import Answer as LateAnswer
+from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
 from fisk_ai.llm.types import Role, ToolResultBlock
 from fisk_ai.serve.prompts import conversation_session_id
 from fisk_ai.sessions.fold import fold

@@ -10,7 +10,6 @@ from __future__ import annotations
 from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.messages import (
     Ack,
-    ErrorCode,
     EventPrompt,
     EventStatus,
     EventText,
@@ -24,6 +23,7 @@ from fisk_ai.a2a.messages import (
     new_request,
 )
 from fisk_ai.a2a.prompts_client import MAX_REPLAY_BLOCKS
+from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.agent.events import StatusPhase
 from tests.agent.conftest import FakeTool
 from tests.fakes.provider import answer, call, calls

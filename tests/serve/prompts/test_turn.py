@@ -8,7 +8,6 @@ from datetime import timedelta
 
 from fisk_ai.a2a.memory import MemoryTransport
 from fisk_ai.a2a.messages import (
-    ErrorCode,
     EventMessage,
     EventStatus,
     TerminalError,
@@ -16,6 +15,7 @@ from fisk_ai.a2a.messages import (
     UnknownEvent,
 )
 from fisk_ai.a2a.prompts_client import TurnOptions
+from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.agent.events import StatusPhase
 from tests.agent.conftest import FakeTool
 from tests.fakes.provider import answer, call, calls
