@@ -42,7 +42,7 @@ from fisk_ai.tools.base import ExecDeps, Outcome, Tool
 from fisk_ai.tools.builtin.hitl import AskHumanConfirm
 from fisk_ai.tools.questions import ApprovalChoice, ApprovalQuestion, ConfirmQuestion
 from fisk_ai.tools.toolset import ToolSet
-from tests.agent.conftest import SETTINGS, FakeTool, make_runner, payloads, toolset
+from tests.agent.conftest import SETTINGS, FakeTool, folded, make_runner, payloads, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.prompter import INTERRUPT, ScriptedPrompter
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
@@ -562,6 +562,8 @@ async def test_a_refusal_ends_the_run_as_a_refusal(
 
     assert isinstance(result.outcome, Declined)
     assert payloads(await store.read(result.session_id))[-1].reason is TerminalReason.ERROR
+    # The journal's five reasons have no word for a refusal; its model turn keeps it.
+    assert (await folded(store, result.session_id)).stop_reasons[-1] == "refusal"
 
 
 async def test_a_paused_turn_is_continued_with_another_call(

@@ -22,7 +22,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     Collection hooks in a conftest see the whole session's items, not only this folder's.
     """
     for item in items:
-        if item.path.is_relative_to(E2E):
+        if item.path.resolve().is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
 
 

@@ -21,7 +21,11 @@ from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.tui.workstation import ops_model
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+# It drives the installed fisk in a real terminal, so it is end to end wherever it lives.
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 
 DEADLINE = 20.0
 DONE_CHANNEL = "fisk-run-done"
