@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fisk_ai import config
+from fisk_ai.agent.prompt import SystemPrompt, memory_note
+from fisk_ai.memory import MemoryStore
 from fisk_ai.tools.builtin.hitl import hitl_source
+from fisk_ai.tools.builtin.memory import memory_source
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import LoadedApplication, load_application
 from fisk_ai.tools.gating import confirm_trigger, unmatched_confirm_tags
@@ -78,17 +81,32 @@ def run_tool_set(
     cfg: config.Config,
     application_tools: ApplicationTools,
     remote_hosts: Sequence[RemoteHost] = (),
+    memory: MemoryStore | None = None,
 ) -> ToolSet:
     """Every tool a run under ``cfg`` offers, in the fixed assembly order: the application's
-    commands, then the human-in-the-loop tools, then the tools of ``remote_hosts`` (named
-    against everything before them). A name collision aborts, naming both."""
+    commands, then the human-in-the-loop tools, then the memory tools over ``memory`` (required
+    when harness.memory is enabled), then the tools of ``remote_hosts`` (named against
+    everything before them). A name collision aborts, naming both."""
     sources: list[ToolSource] = []
     application = application_tools.application
     if application is not None:
         sources.append(ToolSource(f"application_path {application.app_path}", application.tools))
     if cfg.harness.human_in_the_loop.enabled:
         sources.append(hitl_source())
+    if cfg.harness.memory.enabled:
+        if memory is None:
+            raise ValueError("harness.memory is enabled, so the run's tool set needs its store")
+        sources.append(memory_source(memory, read_only=cfg.harness.memory.read_only))
     if remote_hosts:
         taken = {tool.name for source in sources for tool in source.tools}
         sources += name_remote_tools(remote_hosts, taken)
     return ToolSet(sources)
+
+
+def run_system_prompt(cfg: config.Config) -> SystemPrompt:
+    """The parts of the system prompt that are the same for every run of ``cfg``: the
+    operator's prompt and the memory note. The memory index is the runner's, taken as each run
+    starts."""
+    memory = cfg.harness.memory
+    note = memory_note(read_only=memory.read_only) if memory.enabled else ""
+    return SystemPrompt(system_prompt=cfg.system_prompt, memory_note=note)

@@ -95,6 +95,9 @@ class WarningKind(enum.StrEnum):
     responsible (llm.provider or llm.no_tool_search), ``count`` the number of tools."""
     RUN_CRASHED = "run_crashed"
     """A tool or a hook raised; ``name`` says which, ``error`` carries the stack (verbose only)."""
+    MEMORY_INDEX_UNAVAILABLE = "memory_index_unavailable"
+    """The memory store could not be listed as the run started, so the run has no index;
+    ``error`` says why."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from fisk_ai.agent.loop import CurrentTools
     from fisk_ai.agent.prompt import SystemPrompt
     from fisk_ai.agent.settings import AgentSettings
+    from fisk_ai.memory.store import MemoryStore
     from fisk_ai.sessions.store import SessionStore
     from fisk_ai.tools.toolset import ToolSet
 
@@ -23,10 +24,19 @@ HTTP_DEBUG_FILE = "http-debug.log"
 
 
 @dataclass(frozen=True)
+class MemoryAccess:
+    """The memory store every run of one agent shares, and whether each run starts with the
+    index of what is stored in its system prompt (``harness.memory.no_index`` turns it off)."""
+
+    store: MemoryStore
+    index: bool = True
+
+
+@dataclass(frozen=True)
 class Resources:
     """What every run of one agent shares, built once by whoever hosts it: the settings, the
     model, the tools (or a function returning the current set, read once per model call), the
-    session store, and the system prompt's parts and hooks when they are not the defaults."""
+    session store, and the system prompt's parts, hooks and memory when the agent has them."""
 
     settings: AgentSettings
     provider: Provider
@@ -34,6 +44,7 @@ class Resources:
     store: SessionStore
     system: SystemPrompt | None = None
     hooks: Hooks | None = None
+    memory: MemoryAccess | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ import contextlib
 import os
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Never, Self
 
@@ -56,9 +55,10 @@ from fisk_ai.agent.outcome import (
     TurnOutcome,
     continuable,
 )
-from fisk_ai.agent.prompt import SystemPrompt
+from fisk_ai.agent.prompt import SystemPrompt, memory_index
 from fisk_ai.agent.resources import Resources
 from fisk_ai.llm.types import Message, Role, Usage, user_text
+from fisk_ai.memory import MemoryStoreError, Scope, using_scope
 from fisk_ai.sessions.fingerprint import (
     Fingerprint,
     FingerprintInputs,
@@ -69,10 +69,12 @@ from fisk_ai.sessions.fold import Conversation, fold
 from fisk_ai.sessions.records import (
     Assistant,
     Claim,
+    MemoryRevisions,
     Meta,
     Record,
     Terminal,
     TerminalReason,
+    Timestamp,
     User,
 )
 from fisk_ai.tools.builtin.deferral import plan_definitions
@@ -118,6 +120,11 @@ class Runner:
         self._hooks = resources.hooks or Hooks()
         self.suspend = suspend or asyncio.Event()
         self._system = resources.system
+        self._memory = resources.memory
+        # The memories this conversation has read, at which revision: what authorizes an
+        # overwrite. It lives as long as the conversation, across turns and resumes.
+        self._memory_scope = Scope()
+        self._journaled_revisions: dict[str, int] = {}
         self._journal: JournalWriter | None = None
         self._loop: AgentLoop | None = None
         self._open_turn = False
@@ -151,10 +158,10 @@ class Runner:
 
         run_id = session_id or new_ksuid()
         tools = self._tools()
-        system = self._system_prompt(tools)
+        system = self._system_prompt(tools, await self._memory_index())
         meta = Meta(
             run_id=run_id,
-            created=datetime.now(UTC),
+            created=Timestamp.now_utc(),
             fingerprint=self._fingerprint(tools, system),
             prompt=submitted,
             interactive=self._settings.interactive,
@@ -177,15 +184,17 @@ class Runner:
         if not records:
             records = await self._store.read(session_id)
         conversation = _resumable(session_id, records)
+        self._memory_scope = Scope(conversation.memory_revisions)
+        self._journaled_revisions = dict(conversation.memory_revisions)
         tools = self._tools()
-        system = self._system_prompt(tools)
+        system = self._system_prompt(tools, await self._memory_index())
         decision = resume_gate(
             conversation.meta.fingerprint, self._fingerprint(tools, system), force=force
         )
 
         journal = JournalWriter(await self._store.open(session_id), records)
         try:
-            claim = await journal.append(Claim(by=_claimant(), claimed=datetime.now(UTC)))
+            claim = await journal.append(Claim(by=_claimant(), claimed=Timestamp.now_utc()))
             if claim.seq != records[-1].seq + 1:
                 # Somebody appended between the read and the claim, which now fences them off:
                 # the journal as it stands is the truth.
@@ -273,6 +282,7 @@ class Runner:
         try:
             if self._open_turn and not journal.lost:
                 await journal.append(Terminal(TerminalReason.SUSPENDED))
+                await self._journal_revisions(journal)
         except JournalLost:
             pass
         finally:
@@ -288,7 +298,7 @@ class Runner:
             raise RuntimeError("follow_up needs a conversation: call start or resume first")
         return self._journal, self._loop
 
-    def _system_prompt(self, tools: ToolSet) -> SystemPrompt:
+    def _system_prompt(self, tools: ToolSet, index: str = "") -> SystemPrompt:
         hitl = tuple(name for name in HITL_TOOL_NAMES if name in tools)
         if self._system is not None:
             return SystemPrompt(
@@ -296,9 +306,34 @@ class Runner:
                 hitl_tools=hitl,
                 memory_note=self._system.memory_note,
                 knowledge_note=self._system.knowledge_note,
-                memory_index=self._system.memory_index,
+                memory_index=index or self._system.memory_index,
             )
-        return SystemPrompt(system_prompt=self._settings.system_prompt, hitl_tools=hitl)
+        return SystemPrompt(
+            system_prompt=self._settings.system_prompt, hitl_tools=hitl, memory_index=index
+        )
+
+    async def _memory_index(self) -> str:
+        """The index of stored memories as the run starts, or "" without one. A store that
+        cannot be listed costs the run its index, said in a warning, not the run itself."""
+        memory = self._memory
+        if memory is None or not memory.index:
+            return ""
+        try:
+            items = await memory.store.list()
+        except MemoryStoreError as exc:
+            self._events.emit(WarningEvent(WarningKind.MEMORY_INDEX_UNAVAILABLE, error=f"{exc}"))
+            return ""
+        return memory_index(items)
+
+    async def _journal_revisions(self, journal: JournalWriter) -> None:
+        """Keep the conversation's read revisions after its terminal record, when they changed,
+        so a resumed conversation may still overwrite what it read before."""
+        if self._memory is None:
+            return
+        revisions = self._memory_scope.snapshot()
+        if revisions != self._journaled_revisions:
+            await journal.append(MemoryRevisions(revisions))
+            self._journaled_revisions = revisions
 
     def _fingerprint(self, tools: ToolSet, system: SystemPrompt) -> Fingerprint:
         settings = self._settings
@@ -338,7 +373,8 @@ class Runner:
         """Run a turn behind the barrier: whatever raises ends the run once, journaled."""
         journal, _ = self._require_attached()
         try:
-            outcome = await body()
+            with using_scope(self._memory_scope):
+                outcome = await body()
         except JournalLost as exc:
             raise AgentError(str(exc)) from None
         except Crash as crash:
@@ -357,6 +393,7 @@ class Runner:
         if terminal is not None:
             try:
                 await journal.append(terminal)
+                await self._journal_revisions(journal)
             except JournalLost as exc:
                 raise AgentError(str(exc)) from None
         return self._result(outcome)

@@ -41,7 +41,13 @@ def run(args: argparse.Namespace) -> int:
 
     from fisk_ai.agent.application import load_application_tools
     from fisk_ai.config import Mode, load
-    from fisk_ai.lineui.info import build_report, info_tool_set, print_rich, render_plain
+    from fisk_ai.lineui.info import (
+        build_report,
+        count_memories,
+        info_tool_set,
+        print_rich,
+        render_plain,
+    )
     from fisk_ai.serve.remote import import_remote_tools
 
     cfg = load(args.config, Mode.LENIENT)
@@ -50,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         application_tools = await load_application_tools(cfg)
         async with import_remote_tools(cfg, strict=False) as remote:
             tool_set, collision = info_tool_set(cfg, application_tools, remote)
-            return build_report(cfg, application_tools, tool_set, remote, collision)
+            entries = await count_memories(cfg)
+            return build_report(cfg, application_tools, tool_set, remote, collision, entries)
 
     report = asyncio.run(gather())
     if args.no_color or not sys.stdout.isatty():

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from fisk_ai.config import Mode, load
+    from fisk_ai.config import Mode, load, require_something_to_serve
 
     verbose = bool(args.verbose) or env_flag("VERBOSE")
     logging.basicConfig(
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     cfg = load(args.config, Mode.SERVE)
+    require_something_to_serve(cfg)
     refuse_endpoints_not_built(cfg)
     work_dir = checked_work_dir(args.work_dir)
     return asyncio.run(_serve(cfg, work_dir, provider_options(args), args.state_dir))
@@ -236,6 +237,7 @@ def banner(
     work_dir: Path | None,
 ) -> str:
     """The startup banner: what is served, where, and with which limits."""
+    from fisk_ai.serve.memory import memory_location
     from fisk_ai.util.durations import format_duration
 
     endpoints = (["a2a/prompts"] if prompts is not None else []) + (
@@ -247,6 +249,7 @@ def banner(
     top.append(("Agent Context", [cfg.nats_context]))
     if prompts is not None:
         top.append(("Sessions", [sessions_label(cfg)]))
+        top.append(("Memory", [memory_location(cfg)]))
         top.append(("Knowledge", [_enabled(cfg.harness.knowledge.enabled)]))
     top.append(("Telemetry", [_enabled(cfg.telemetry.enabled)]))
     if work_dir is not None:

@@ -4,7 +4,7 @@ The funnel is unmarshal, prepare, validate for a mode; every command reads the f
 """
 
 from fisk_ai.config.errors import ConfigError
-from fisk_ai.config.funnel import Mode, decode_options, load, parse
+from fisk_ai.config.funnel import Mode, decode_options, load, parse, require_something_to_serve
 from fisk_ai.config.models import (
     A2aExposure,
     A2aPrompts,
@@ -87,5 +87,6 @@ __all__ = [
     "decode_options",
     "load",
     "parse",
+    "require_something_to_serve",
     "resolve_references",
 ]

@@ -11,7 +11,7 @@ import os
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from fisk_ai.config.errors import ConfigError
 from fisk_ai.config.models import (
     DEFAULT_IDENTITY,
+    IDENTITY_PATTERN,
     MEMORY_OPTIONS,
     SESSIONS_OPTIONS,
     Config,
@@ -32,7 +33,7 @@ from fisk_ai.config.models import (
 from fisk_ai.config.references import reference_problem
 from fisk_ai.config.yamltree import KeyPath, describe_path, read_yaml
 
-__all__ = ["Mode", "decode_options", "load", "parse"]
+__all__ = ["Mode", "decode_options", "load", "parse", "require_something_to_serve"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -91,8 +92,10 @@ def parse(
             line=1,
         )
     lines = document.lines
-    decoded = _decode(Config, document.data, (), lines, source)
-    prepared = _prepare(decoded, base_dir if base_dir is not None else Path.cwd(), lines, source)
+    decoded = _decode(Config, document.data, (), lines, source, texts=document.texts)
+    prepared = _prepare(
+        decoded, base_dir if base_dir is not None else Path.cwd(), lines, source, document.texts
+    )
     _validate(prepared, mode, lines, source)
     return prepared
 
@@ -111,14 +114,60 @@ def _decode(
     source: str | None,
     *,
     owner: str = "",
+    texts: Mapping[KeyPath, str] | None = None,
 ) -> M:
-    """Validate data as model; owner names who reads the block (e.g. "the file memory backend")."""
+    """Validate data as model; owner names who reads the block (e.g. "the file memory backend").
+
+    texts holds the written text of scalars YAML read as booleans or numbers (see read_yaml).
+    """
+    data = _as_written(model, data, prefix, texts or {})
     try:
         return model.model_validate(data)
     except ValidationError as failure:
         raise _translate(
             failure, model=model, prefix=prefix, lines=lines, source=source, owner=owner
         ) from None
+
+
+def _is_text(annotation: Any) -> bool:
+    """Whether a field of this type is written as text in agent.yaml (durations and closed
+    vocabularies are text too)."""
+    return annotation is str or (
+        isinstance(annotation, type) and issubclass(annotation, enum.Enum | timedelta)
+    )
+
+
+def _as_written(annotation: Any, value: Any, path: KeyPath, texts: Mapping[KeyPath, str]) -> Any:
+    """value with every boolean or number that sits where its field is text replaced by the text
+    it was written as: Go's loader reads a scalar by the type of its field, so "mode: off" or
+    "system_prompt: 42" is text there, and must be here."""
+    target = _unwrap(annotation)
+    if isinstance(value, bool | int | float):
+        if not _is_text(target):
+            return value
+        if isinstance(value, bool):
+            return texts.get(path, "true" if value else "false")
+        return texts.get(path, str(value))
+    origin = typing.get_origin(target)
+    if isinstance(value, list) and origin is list:
+        (item,) = typing.get_args(target)
+        return [
+            _as_written(item, entry, (*path, index), texts) for index, entry in enumerate(value)
+        ]
+    if not isinstance(value, dict):
+        return value
+    if origin is dict:
+        inner = typing.get_args(target)[1]
+        return {key: _as_written(inner, entry, (*path, key), texts) for key, entry in value.items()}
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        fields = target.model_fields
+        return {
+            key: _as_written(fields[key].annotation, entry, (*path, key), texts)
+            if key in fields
+            else entry
+            for key, entry in value.items()
+        }
+    return value
 
 
 def _line_of(path: KeyPath, lines: Mapping[KeyPath, int]) -> int | None:
@@ -267,11 +316,14 @@ def _keys_at(model: type[BaseModel], location: KeyPath) -> list[str]:
 
 
 def _derive_identity(application_path: str) -> str:
+    """The application's whole base name, as Go's filepath.Base takes it; validation refuses one
+    that is not a usable identity (such as "my.agent") rather than rewriting it."""
     if not application_path:
         return DEFAULT_IDENTITY
-    stem = Path(application_path.rstrip("/")).stem
-    derived = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "-" for c in stem)
-    return derived or DEFAULT_IDENTITY
+    trimmed = application_path.rstrip("/")
+    if not trimmed:
+        return "/"
+    return trimmed.rsplit("/", 1)[-1]
 
 
 def _resolve_application(application_path: str, base_dir: Path) -> str:
@@ -292,46 +344,33 @@ def _state_directory() -> str:
     return str(Path.home() / ".local" / "state" / "fisk-ai" / "runs")
 
 
-def _normalized_list(
-    values: Iterable[str],
-    *,
-    key: KeyPath,
-    lines: Mapping[KeyPath, int],
-    source: str,
-    strip_dashes: bool,
-) -> list[str]:
+def _normalized_list(values: Iterable[str], *, strip_dashes: bool) -> list[str]:
+    """The entries trimmed, blank ones dropped and repeats removed, first-seen order kept, as Go
+    normalizes them (a blank entry is a harmless leftover of editing, not a mistake to refuse)."""
     seen: dict[str, None] = {}
-    for index, value in enumerate(values):
+    for value in values:
         cleaned = value.strip()
         if strip_dashes:
-            cleaned = cleaned.lstrip("-").strip()
-        if not cleaned:
-            raise _error(
-                f'"{describe_path((*key, index))}" is empty',
-                path=(*key, index),
-                lines=lines,
-                source=source,
-            )
-        seen.setdefault(cleaned, None)
+            cleaned = cleaned.lstrip("-")
+        if cleaned:
+            seen.setdefault(cleaned, None)
     return list(seen)
 
 
-def _prepare(config: Config, base_dir: Path, lines: Mapping[KeyPath, int], source: str) -> Config:
+def _prepare(
+    config: Config,
+    base_dir: Path,
+    lines: Mapping[KeyPath, int],
+    source: str,
+    texts: Mapping[KeyPath, str],
+) -> Config:
     """Derive the identity, apply the defaults that depend on other keys, resolve paths."""
     named = bool(config.identity)
     identity = config.identity or _derive_identity(config.application_path)
     warnings: list[str] = []
 
-    global_flags = _normalized_list(
-        config.global_flags, key=("global_flags",), lines=lines, source=source, strip_dashes=True
-    )
-    confirm_tags = _normalized_list(
-        config.harness.confirm_tags,
-        key=("harness", "confirm_tags"),
-        lines=lines,
-        source=source,
-        strip_dashes=False,
-    )
+    global_flags = _normalized_list(config.global_flags, strip_dashes=True)
+    confirm_tags = _normalized_list(config.harness.confirm_tags, strip_dashes=False)
 
     remote_tools: list[RemoteToolHost] = []
     for index, host in enumerate(config.remote_tools):
@@ -356,6 +395,7 @@ def _prepare(config: Config, base_dir: Path, lines: Mapping[KeyPath, int], sourc
         lines,
         source,
         owner=f"the {memory.backend.value} memory backend",
+        texts=texts,
     )
     if isinstance(memory_options, FileMemoryOptions):
         if not memory_options.directory:
@@ -373,6 +413,7 @@ def _prepare(config: Config, base_dir: Path, lines: Mapping[KeyPath, int], sourc
         lines,
         source,
         owner=f"the {sessions.backend.value} sessions backend",
+        texts=texts,
     )
     if isinstance(sessions_options, FileSessionsOptions) and not sessions_options.directory:
         sessions_options = sessions_options.model_copy(update={"directory": _state_directory()})
@@ -437,6 +478,8 @@ def _validate(config: Config, mode: Mode, lines: Mapping[KeyPath, int], source: 
                 "exclude",
                 "tags",
             )
+    _check_derived_identity(config, fail)
+    _check_sample_ratio(config, fail)
     _check_mcp_clients(config.mcp_clients, fail)
     mcp = config.expose.agent.mcp
     if mcp is not None and mcp.builtins and not config.harness.knowledge.enabled:
@@ -457,6 +500,31 @@ def _validate(config: Config, mode: Mode, lines: Mapping[KeyPath, int], source: 
 
 class _Fail(typing.Protocol):
     def __call__(self, detail: str, *path: str | int, key: str | None = None) -> ConfigError: ...
+
+
+def _check_derived_identity(config: Config, fail: _Fail) -> None:
+    """An identity taken from application_path must be usable as one, as a written one must."""
+    if config.identity_named or IDENTITY_PATTERN.fullmatch(config.identity):
+        return
+    raise fail(
+        f'"identity" is derived from application_path as "{config.identity}", which is not a '
+        'valid identity: it may hold only letters, digits, "_" and "-"; set identity to such a '
+        "name",
+        "application_path",
+        key="identity",
+    )
+
+
+def _check_sample_ratio(config: Config, fail: _Fail) -> None:
+    """telemetry.sample_ratio is checked where telemetry would start, as Go checks it when it
+    starts the exporter: with telemetry off the value is never read, so it cannot stop a run."""
+    ratio = config.telemetry.sample_ratio
+    if config.telemetry.enabled and ratio is not None and not 0.0 <= ratio <= 1.0:
+        raise fail(
+            f'"telemetry.sample_ratio" must be between 0 and 1, not {ratio}',
+            "telemetry",
+            "sample_ratio",
+        )
 
 
 def _check_mcp_clients(clients: list[McpClient], fail: _Fail) -> None:
@@ -520,14 +588,31 @@ def _validate_agent(config: Config, fail: _Fail) -> None:
             "remote_tools",
             key="nats_context",
         )
-    if not config.llm.model:
-        raise fail(
-            '"llm.model" is required by fisk run; set the model the agent uses', "llm", "model"
-        )
-    if not config.system_prompt.strip() and config.expose.agent.mcp is None:
+    agent = config.expose.agent
+    # An MCP-only agent runs no loop of its own, so it needs no prompt; a jobs intake or a
+    # prompts endpoint beside the mcp block does run it, as Go decides.
+    runs_loop = (
+        agent.mcp is None
+        or agent.jobs is not None
+        or (agent.a2a is not None and agent.a2a.prompts is not None)
+    )
+    if runs_loop and not config.system_prompt.strip():
         raise fail(
             '"system_prompt" is required by fisk run; set the instructions the agent follows',
             "system_prompt",
+        )
+    if agent.jobs is not None and not agent.jobs.nats_context:
+        raise fail(
+            '"nats_context" is required by expose.agent.jobs, which reaches its work queue over '
+            "NATS; set it at the top level or under the block",
+            "expose",
+            "agent",
+            "jobs",
+            key="nats_context",
+        )
+    if not config.llm.model:
+        raise fail(
+            '"llm.model" is required by fisk run; set the model the agent uses', "llm", "model"
         )
 
 
@@ -536,26 +621,25 @@ def _validate_serve(config: Config, fail: _Fail) -> None:
     a2a = agent.a2a
     serve_tools = a2a is not None and a2a.serve_tools
     prompts = a2a is not None and a2a.prompts is not None
+    # request_timeout bounds what this agent asks of peers, so a block setting it enables no
+    # endpoint and is still meaningful; Go accepts such a block whatever else it holds.
     if (
         a2a is not None
         and not serve_tools
         and not prompts
-        and a2a.model_fields_set != {"request_timeout"}
+        and "request_timeout" not in a2a.model_fields_set
     ):
         raise fail(
             '"expose.agent.a2a" enables nothing; set serve_tools: true or a prompts block, '
-            "or keep only request_timeout in it",
+            "or set request_timeout to bound the requests this agent sends",
             "expose",
             "agent",
             "a2a",
         )
-    if not (serve_tools or prompts or agent.jobs is not None or agent.slack is not None):
-        raise fail(
-            "fisk serve has nothing to serve; enable expose.agent.a2a.serve_tools, "
-            "expose.agent.a2a.prompts, expose.agent.jobs or expose.agent.slack",
-            "expose",
-            key="expose.agent",
-        )
+    if not _serves_anything(config):
+        # Go's parser accepts a file enabling no endpoint and leaves the refusal to the serve
+        # command (require_something_to_serve), whose message names the blocks that fix it.
+        return
     if not config.identity_named:
         raise fail(
             '"identity" is required by fisk serve, since a derived name is shared by every '
@@ -577,6 +661,30 @@ def _validate_serve(config: Config, fail: _Fail) -> None:
                 *path,
                 key="llm.model",
             )
+
+
+def _serves_anything(config: Config) -> bool:
+    agent = config.expose.agent
+    a2a = agent.a2a
+    return (
+        (a2a is not None and (a2a.serve_tools or a2a.prompts is not None))
+        or agent.jobs is not None
+        or agent.slack is not None
+    )
+
+
+def require_something_to_serve(config: Config) -> None:
+    """Refuse, for fisk serve, a configuration that enables no endpoint.
+
+    The parser accepts one (as Go's does), so fisk info and the other commands can read it.
+    """
+    if not _serves_anything(config):
+        raise ConfigError(
+            f"{config.source}: fisk serve has nothing to serve; enable "
+            "expose.agent.a2a.serve_tools, expose.agent.a2a.prompts, expose.agent.jobs or "
+            "expose.agent.slack",
+            key="expose.agent",
+        )
 
 
 def _validate_serve_tools(config: Config, fail: _Fail) -> None:

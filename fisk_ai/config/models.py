@@ -189,10 +189,33 @@ def _concurrency(default: Callable[[], int]) -> Callable[[int], int]:
     return check
 
 
-def _ratio(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise problem(f"must be between 0 and 1, not {value}")
-    return value
+MAX_REASONING_EFFORT_LENGTH = 32
+
+
+def _reasoning_effort(value: str) -> str:
+    # Which levels exist is the model's to say, so only the shape is checked, as Go checks it:
+    # a typed newline or a pasted sentence fails here rather than at the first model call.
+    effort = value.strip().lower()
+    if len(effort) > MAX_REASONING_EFFORT_LENGTH:
+        raise problem(f"is over {MAX_REASONING_EFFORT_LENGTH} characters; write one word")
+    if any(not ("a" <= c <= "z" or c in "_-") for c in effort):
+        raise problem(
+            f'is "{value}", but may hold only letters, "_" and "-" (a level such as "high")'
+        )
+    return effort
+
+
+def _entries(value: Any) -> Any:
+    """A list's entries trimmed, blank ones dropped and repeats removed, as Go normalizes a
+    list of names."""
+    if not isinstance(value, list):
+        return value
+    seen: dict[Any, None] = {}
+    for entry in value:
+        cleaned = entry.strip() if isinstance(entry, str) else entry
+        if cleaned != "":
+            seen.setdefault(cleaned, None)
+    return list(seen)
 
 
 def _compiles(pattern: str) -> str:
@@ -373,9 +396,10 @@ class McpExposure(Block):
     confirm_over_mcp: Annotated[ConfirmOverMcp, BeforeValidator(_choice(ConfirmOverMcp))] = (
         ConfirmOverMcp.AUTO
     )
-    builtins: list[Annotated[McpBuiltin, BeforeValidator(_choice(McpBuiltin, fold_case=False))]] = (
-        Field(default_factory=list)
-    )
+    builtins: Annotated[
+        list[Annotated[McpBuiltin, BeforeValidator(_choice(McpBuiltin, fold_case=False))]],
+        BeforeValidator(_entries),
+    ] = Field(default_factory=list)
     max_concurrent_tools: Annotated[int, AfterValidator(_concurrency(_two))] = 2
     tool_timeout: PositiveDuration = timedelta(seconds=30)
 
@@ -594,7 +618,7 @@ class Llm(Block):
     provider: Annotated[str, AfterValidator(_provider_name)] = "anthropic"
     budget: Budget = Field(default_factory=Budget)
     thinking: Thinking | None = None
-    reasoning_effort: Trimmed = ""
+    reasoning_effort: Annotated[str, AfterValidator(_reasoning_effort)] = ""
     no_prompt_cache: bool = False
     no_tool_search: bool = False
 
@@ -610,12 +634,16 @@ class ContentCapture(Block):
 
 
 class Telemetry(Block):
-    """OpenTelemetry export; sample_ratio is None unless the file sets it (0 is a real value)."""
+    """OpenTelemetry export; sample_ratio is None unless the file sets it (0 is a real value).
+
+    sample_ratio's range is checked only when telemetry is enabled (see the funnel), as Go checks
+    it when the exporter starts rather than when the file is read.
+    """
 
     enabled: bool = False
     endpoint: str = ""
     service_name: str = ""
-    sample_ratio: Annotated[float, AfterValidator(_ratio)] | None = None
+    sample_ratio: float | None = None
     no_metrics: bool = False
     capture: ContentCapture = Field(default_factory=ContentCapture)
 

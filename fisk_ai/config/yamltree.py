@@ -3,13 +3,21 @@
 The line map lets every later error name where the operator wrote the setting. Building the
 values ourselves from the composed node tree is also what makes a duplicate key an error: a
 plain YAML load keeps the last value silently.
+
+Plain scalars are resolved as the Go implementation's YAML library (goccy/go-yaml, a YAML 1.2
+reader) resolves them, not as PyYAML's YAML 1.1 rules would: only true/false (in any of three
+spellings) are booleans, so "off", "on", "yes" and "no" are text; dates are text; numbers are
+decimal, 0x, 0o, 0b or leading-zero octal, with "_" allowed between digits, and a float has exactly
+one ".". A plain scalar that resolved to a boolean or a number keeps the text it was written as in
+Document.texts, so a key whose field is text reads what the operator wrote, as Go's loader does.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -22,6 +30,80 @@ __all__ = ["Document", "KeyPath", "describe_path", "read_yaml"]
 KeyPath = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Composes nodes with no YAML 1.1 implicit types: every plain scalar arrives tagged as text
+    (or as the tag written on it), and _resolve_plain decides what it is, as Go's reader would.
+    The "<<" merge key is the one implicit resolution kept."""
+
+    yaml_implicit_resolvers: ClassVar[dict[str | None, list[tuple[str, re.Pattern[str]]]]] = {}
+
+
+_Loader.add_implicit_resolver(_MERGE_TAG, re.compile(r"^(?:<<)$"), ["<"])
+
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOLEANS = {"true": True, "True": True, "TRUE": True}
+_BOOLEANS.update({"false": False, "False": False, "FALSE": False})
+_SPECIAL_FLOATS = {
+    ".inf": float("inf"),
+    ".Inf": float("inf"),
+    ".INF": float("inf"),
+    "-.inf": float("-inf"),
+    "-.Inf": float("-inf"),
+    "-.INF": float("-inf"),
+    ".nan": float("nan"),
+    ".NaN": float("nan"),
+    ".NAN": float("nan"),
+}
+_DIGITS_OF_BASE = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
+_FLOAT = re.compile(r"[0-9]*\.[0-9]*(?:[eE][-+]?[0-9]+)?")
+_INT64 = 2**63
+
+
+def _resolve_plain(text: str) -> Any:
+    """What an unquoted, untagged scalar is: None, a bool, an int, a float, or the text itself."""
+    if text in _NULLS:
+        return None
+    if text in _BOOLEANS:
+        return _BOOLEANS[text]
+    if text in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[text]
+    number = _resolve_number(text)
+    return text if number is None else number
+
+
+def _resolve_number(text: str) -> int | float | None:
+    if text.startswith("_") or text.count(".") > 1:
+        return None
+    negative = text.startswith("-")
+    digits = text.removeprefix("+").removeprefix("-").replace("_", "")
+    if not digits:
+        return None
+    if "." in digits:
+        if not _FLOAT.fullmatch(digits) or not any(c.isdigit() for c in digits.split("e")[0]):
+            return None
+        value = float(digits)
+        return -value if negative else value
+    base = 10
+    for prefix, prefix_base in (("0x", 16), ("0o", 8), ("0b", 2)):
+        if digits.startswith(prefix):
+            digits, base = digits[len(prefix) :], prefix_base
+            break
+    else:
+        if digits.startswith("0") and len(digits) > 1:
+            base = 8
+    if not digits or any(c not in _DIGITS_OF_BASE[base] for c in digits):
+        return None
+    magnitude = int(digits, base)
+    # Out of a 64-bit range Go's reader keeps the scalar as text.
+    if (negative and magnitude > _INT64) or (not negative and magnitude >= 2 * _INT64):
+        return None
+    return -magnitude if negative else magnitude
+
 
 # Aliases let a small file expand into a huge value; no real agent.yaml comes near this.
 _MAX_VALUES = 100_000
@@ -29,10 +111,12 @@ _MAX_VALUES = 100_000
 
 @dataclass(frozen=True)
 class Document:
-    """The plain value of a YAML document and the line (1-based) each key and item starts on."""
+    """The plain value of a YAML document, the line (1-based) each key and item starts on, and
+    the text as written of every unquoted scalar that resolved to a boolean or a number."""
 
     data: Any
     lines: Mapping[KeyPath, int]
+    texts: Mapping[KeyPath, str] = field(default_factory=dict)
 
 
 def describe_path(path: KeyPath) -> str:
@@ -48,9 +132,8 @@ def describe_path(path: KeyPath) -> str:
 
 def read_yaml(text: str, *, source: str) -> Document:
     """Compose text as one YAML document; syntax errors and duplicate keys are ConfigErrors."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        root = yaml.compose(text, Loader=loader)
+        root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -63,13 +146,14 @@ def read_yaml(text: str, *, source: str) -> Document:
         return Document(data=None, lines={})
     builder = _Builder(source)
     data = builder.build(root, ())
-    return Document(data=data, lines=builder.lines)
+    return Document(data=data, lines=builder.lines, texts=builder.texts)
 
 
 class _Builder:
     def __init__(self, source: str) -> None:
         self.source = source
         self.lines: dict[KeyPath, int] = {}
+        self.texts: dict[KeyPath, str] = {}
         self.constructor = SafeConstructor()
         self.active: set[int] = set()
         self.count = 0
@@ -104,6 +188,12 @@ class _Builder:
         raise self.fail(node.start_mark.line + 1, path, "holds a value YAML cannot describe")
 
     def scalar(self, node: ScalarNode, path: KeyPath) -> Any:
+        # A plain scalar has no style: None from the pure-Python parser, "" from the C one.
+        if node.tag == _STR_TAG and not node.style:
+            value = _resolve_plain(node.value)
+            if value is not None and not isinstance(value, str):
+                self.texts[path] = node.value
+            return value
         try:
             return self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
@@ -151,15 +241,26 @@ class _Builder:
                     source_node.start_mark.line + 1, path, 'a "<<" merge must name a mapping'
                 )
             lines_before = dict(self.lines)
+            texts_before = dict(self.texts)
             merged = self.build(source_node, path)
             for key, value in merged.items():
                 if key not in result:
                     result[key] = value
                     continue
-                # The kept value's lines were overwritten by the merged value's; put them back.
+                # The kept value's lines and texts were overwritten by the merged value's; put
+                # them back.
                 prefix = (*path, key)
-                for recorded in [p for p in self.lines if p[: len(prefix)] == prefix]:
-                    del self.lines[recorded]
-                for recorded, line in lines_before.items():
-                    if recorded[: len(prefix)] == prefix:
-                        self.lines[recorded] = line
+                _restore_under(prefix, self.lines, lines_before)
+                _restore_under(prefix, self.texts, texts_before)
+
+
+_V = TypeVar("_V")
+
+
+def _restore_under(prefix: KeyPath, recorded: dict[KeyPath, _V], before: dict[KeyPath, _V]) -> None:
+    """Put back what was recorded under prefix before a merge overwrote it."""
+    for path in [path for path in recorded if path[: len(prefix)] == prefix]:
+        del recorded[path]
+    for path, item in before.items():
+        if path[: len(prefix)] == prefix:
+            recorded[path] = item

@@ -78,12 +78,15 @@ def info_tool_set(
     """The set a run would offer, and the collision that would fail the run among the remote
     tools: ``fisk info`` reports it and lists the rest, where a run would stop."""
     from fisk_ai.agent.application import run_tool_set
+    from fisk_ai.serve.memory import unopened_memory
     from fisk_ai.tools.toolset import ToolCollisionError
 
+    # The memory tools are listed as a run would offer them; nothing here opens the store.
+    memory = unopened_memory(cfg)
     try:
-        return run_tool_set(cfg, application_tools, remote.hosts), ""
+        return run_tool_set(cfg, application_tools, remote.hosts, memory), ""
     except ToolCollisionError as exc:
-        return run_tool_set(cfg, application_tools), str(exc)
+        return run_tool_set(cfg, application_tools, memory=memory), str(exc)
 
 
 def build_report(
@@ -92,9 +95,11 @@ def build_report(
     tool_set: ToolSet,
     remote: RemoteImport | None = None,
     collision: str = "",
+    memory_entries: str = "",
 ) -> InfoReport:
     """The report for one configuration, the application tools it yields, the whole set a
-    run would offer, and what its remote_tools hosts answered."""
+    run would offer, and what its remote_tools hosts answered. ``memory_entries`` is what the
+    memory store holds, where counting it was cheap."""
     from fisk_ai.config import FileMemoryOptions, FileSessionsOptions
 
     sections: list[Section] = []
@@ -131,6 +136,9 @@ def build_report(
             memory_fields.append(Field("Prefix", prefix if prefix else "(flat)"))
         if memory.read_only:
             memory_fields.append(Field("Access", "read-only"))
+        memory_fields.append(Field("Index", "off (no_index)" if memory.no_index else "on"))
+        if memory_entries:
+            memory_fields.append(Field("Entries", memory_entries))
         memory_fields.append(Field("Limits", MEMORY_LIMITS))
         sections.append(Section("Memory", tuple(memory_fields)))
 
@@ -319,3 +327,23 @@ def print_rich(report: InfoReport, file: TextIO) -> None:
         console.print()
     for warning in report.warnings:
         console.print(Text(f"warning: {single_line(warning)}", style="yellow"))
+
+
+async def count_memories(cfg: Config) -> str:
+    """How many memories the file backend holds, or why they could not be counted; "" for a
+    backend that counting would mean connecting to (jetstream), or with memory off."""
+    from pathlib import Path
+
+    from fisk_ai.config import FileMemoryOptions
+    from fisk_ai.memory import MemoryStoreError
+    from fisk_ai.memory.file import FileMemoryStore
+
+    memory = cfg.harness.memory
+    options = memory.backend_options
+    if not memory.enabled or not isinstance(options, FileMemoryOptions):
+        return ""
+    try:
+        items = await FileMemoryStore(Path(options.directory)).list()
+    except MemoryStoreError as exc:
+        return f"unreadable ({exc})"
+    return str(len(items))

@@ -1,1 +1,67 @@
-"""CORE. The memory store contract, limits and backends."""
+"""CORE. The memory store contract, limits and backends.
+
+The backends are imported by the registry when a host resolves one, so importing this package
+costs neither the YAML writer nor the NATS client.
+"""
+
+from fisk_ai.memory.store import (
+    MAX_CONTENT_BYTES,
+    MAX_DESCRIPTION_RUNES,
+    MAX_ENTRIES,
+    MAX_ENTRY_BYTES,
+    MAX_KEY_RUNES,
+    InvalidMemory,
+    Item,
+    Memory,
+    MemoryExists,
+    MemoryFull,
+    MemoryStale,
+    MemoryStore,
+    MemoryStoreError,
+    Scope,
+    StoreInfo,
+    UnopenedStore,
+    check_capacity,
+    current_scope,
+    is_valid_key,
+    lookup_backend,
+    normalize_description,
+    parse,
+    register_backend,
+    registered_backends,
+    serialize,
+    using_scope,
+    validate_key,
+    validate_write,
+)
+
+__all__ = [
+    "MAX_CONTENT_BYTES",
+    "MAX_DESCRIPTION_RUNES",
+    "MAX_ENTRIES",
+    "MAX_ENTRY_BYTES",
+    "MAX_KEY_RUNES",
+    "InvalidMemory",
+    "Item",
+    "Memory",
+    "MemoryExists",
+    "MemoryFull",
+    "MemoryStale",
+    "MemoryStore",
+    "MemoryStoreError",
+    "Scope",
+    "StoreInfo",
+    "UnopenedStore",
+    "check_capacity",
+    "current_scope",
+    "is_valid_key",
+    "lookup_backend",
+    "normalize_description",
+    "parse",
+    "register_backend",
+    "registered_backends",
+    "serialize",
+    "using_scope",
+    "validate_key",
+    "validate_write",
+]

@@ -85,9 +85,14 @@ async def host_local_agent(
     then is abandoned with its journal kept up to its last step. ``elicit`` is whether the
     terminal can answer questions: without it a gated call is refused before anybody is asked,
     as it is for a run with no operator."""
-    from fisk_ai.agent.application import load_application_tools, run_tool_set
+    from fisk_ai.agent.application import (
+        load_application_tools,
+        run_system_prompt,
+        run_tool_set,
+    )
     from fisk_ai.agent.resources import Resources, build_provider
     from fisk_ai.agent.settings import settings_from_config
+    from fisk_ai.serve.memory import open_memory
     from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
     from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
     from fisk_ai.serve.stores import session_store_for
@@ -96,17 +101,23 @@ async def host_local_agent(
     async with contextlib.AsyncExitStack() as hosting:
         hosting.push_async_callback(provider.aclose)
         application_tools = await load_application_tools(cfg)
+        # A missing bucket or a bad memory directory fails here, before anything is hosted.
+        memory = await hosting.enter_async_context(open_memory(cfg))
         remote = await hosting.enter_async_context(import_remote_tools(cfg, strict=True))
         for warning in (*application_tools.warnings, *remote.warnings):
             warn(warning)
-        tools = run_tool_set(cfg, application_tools, remote.hosts)
+        tools = run_tool_set(
+            cfg, application_tools, remote.hosts, memory.store if memory is not None else None
+        )
         store = session_store_for(cfg, state_dir)
         transport = await hosting.enter_async_context(_local_transport(cfg.identity, warn))
         request_timeout = remote_request_timeout(cfg)
         settings = settings_from_config(cfg, interactive=interactive, verbose=verbose)
         server = PromptsServer(
             transport,
-            Resources(settings, provider, tools, store),
+            Resources(
+                settings, provider, tools, store, system=run_system_prompt(cfg), memory=memory
+            ),
             PromptsOptions(
                 identity=cfg.identity,
                 workers=1,

@@ -1,8 +1,21 @@
 """The configuration a conversation was written under, and the gate that compares it on resume.
 
-The system prompt and the tool definitions are stored as sha256 hashes of a canonical JSON form,
-never verbatim. The hashes are this implementation's own; a journal written by the Go binary
-hashes differently, so resuming one reports the system prompt and tool set as changed.
+The fingerprint is computed byte for byte as the Go implementation computes it, so a session
+journaled by either resumes in the other without --force:
+
+- ``system_hash`` is the sha256 (hex) of Go's ``json.Marshal`` of the system prompt parts, a JSON
+  array of strings in Go's encoding: compact, non-ASCII kept as UTF-8, and ``<``, ``>``, ``&``,
+  U+2028 and U+2029 escaped as ``\u003c``, ``\u003e``, ``\u0026``, ``\u2028``, ``\u2029``.
+- ``tools_hash`` is the sha256 of Go's ``json.Marshal`` of its ``[]ToolDef``, a struct without JSON
+  tags: ``{"Name":..,"Description":..,"InputSchema":{..},"DeferLoading":false}`` per tool, in
+  the order the request sends them, object keys sorted, numbers as Go prints a float64.
+- ``thinking_mode`` is ``summarized`` when thinking is enabled and ``off`` otherwise (absent or
+  disabled), since neither of those puts a thinking block in the conversation.
+
+Journals written by earlier Python builds hashed differently (Python's JSON with sorted keys,
+lower-case tool keys sorted by name, thinking as unset/on/off). A fingerprint computed here also
+carries that legacy computation, and the resume gate compares a stored fingerprint with whichever
+of the two it is closer to, so those journals resume exactly as they did before.
 """
 
 from __future__ import annotations
@@ -11,7 +24,8 @@ import enum
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from fisk_ai.llm.types import ThinkingMode, ToolDef
@@ -43,6 +57,9 @@ class Fingerprint:
     max_tokens: int
     max_iterations: int
     reasoning_effort: str = ""
+    # The same configuration fingerprinted as earlier Python builds did; never stored, only
+    # compared against (see resume_gate).
+    legacy: Fingerprint | None = field(default=None, compare=False, repr=False)
 
 
 class ChangeClass(enum.Enum):
@@ -90,8 +107,24 @@ class FingerprintInputs:
 
 
 def compute_fingerprint(inputs: FingerprintInputs) -> Fingerprint:
-    """Fingerprint a run's configuration. Compute it before any resume reminder is added to
-    ``system``, so the reminder never reads as a changed prompt."""
+    """Fingerprint a run's configuration as Go does. Compute it before any resume reminder is
+    added to ``system``, so the reminder never reads as a changed prompt. ``tools`` must be in
+    the order the model request sends them."""
+    return Fingerprint(
+        provider=inputs.provider,
+        model=inputs.model,
+        system_hash=_sha256_hex(go_json(list(inputs.system))),
+        tools_hash=_sha256_hex(go_json(list(inputs.tools))),
+        thinking_mode="summarized" if inputs.thinking is ThinkingMode.ON else "off",
+        max_tokens=inputs.max_tokens,
+        max_iterations=inputs.max_iterations,
+        reasoning_effort=inputs.reasoning_effort,
+        legacy=_legacy_fingerprint(inputs),
+    )
+
+
+def _legacy_fingerprint(inputs: FingerprintInputs) -> Fingerprint:
+    """The fingerprint earlier Python builds wrote for the same configuration."""
     return Fingerprint(
         provider=inputs.provider,
         model=inputs.model,
@@ -139,6 +172,13 @@ def resume_gate(stored: Fingerprint, current: Fingerprint, *, force: bool) -> Re
     tools that may no longer be the same.
     """
     changes = compare_fingerprints(stored, current)
+    if changes and current.legacy is not None:
+        # Both computations describe the same configuration, so the closer one is the rule the
+        # stored fingerprint was written by: a journal of an earlier Python build compares
+        # against the legacy hashes, one written by Go or this build against Go's.
+        legacy_changes = compare_fingerprints(stored, current.legacy)
+        if len(legacy_changes) < len(changes):
+            changes = legacy_changes
     listed = ", ".join(change.description for change in changes)
     if any(change.change_class is ChangeClass.HARD for change in changes):
         raise ResumeRefused(
@@ -157,19 +197,19 @@ def resume_gate(stored: Fingerprint, current: Fingerprint, *, force: bool) -> Re
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, Any]:
+    # Go's field order; reasoning_effort is omitempty there, and leaving it out when unset also
+    # keeps every journal that does not use it valid against the upstream schema.
     data: dict[str, Any] = {
         "provider": fingerprint.provider,
         "model": fingerprint.model,
         "system_hash": fingerprint.system_hash,
         "tools_hash": fingerprint.tools_hash,
         "thinking_mode": fingerprint.thinking_mode,
-        "max_tokens": fingerprint.max_tokens,
-        "max_iterations": fingerprint.max_iterations,
     }
-    # The upstream fingerprint schema has no reasoning_effort; leaving it out when unset keeps
-    # every journal that does not use it valid against that schema.
     if fingerprint.reasoning_effort:
         data["reasoning_effort"] = fingerprint.reasoning_effort
+    data["max_tokens"] = fingerprint.max_tokens
+    data["max_iterations"] = fingerprint.max_iterations
     return data
 
 
@@ -212,6 +252,90 @@ def _canonical_tools(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
         }
         for tool in sorted(tools, key=lambda tool: tool.name)
     ]
+
+
+def go_json(value: object) -> bytes:
+    """value encoded as Go's encoding/json Marshal encodes the same data: compact, map keys
+    sorted, HTML characters and U+2028/U+2029 escaped, numbers printed as float64."""
+    parts: list[str] = []
+    _append_go_json(parts, value)
+    return "".join(parts).encode("utf-8")
+
+
+def _append_go_json(parts: list[str], value: object) -> None:
+    if value is None:
+        parts.append("null")
+    elif isinstance(value, bool):
+        parts.append("true" if value else "false")
+    elif isinstance(value, int | float):
+        parts.append(_go_float(float(value)))
+    elif isinstance(value, str):
+        parts.append(_go_string(value))
+    elif isinstance(value, ToolDef):
+        # Go's ToolDef has no JSON tags: it marshals with its field names, in declaration order.
+        parts.append(f'{{"Name":{_go_string(value.name)},')
+        parts.append(f'"Description":{_go_string(value.description)},"InputSchema":')
+        _append_go_json(parts, value.input_schema)
+        parts.append(f',"DeferLoading":{"true" if value.defer_loading else "false"}}}')
+    elif isinstance(value, Mapping):
+        parts.append("{")
+        for index, key in enumerate(sorted(value, key=str)):
+            if index:
+                parts.append(",")
+            parts.append(_go_string(str(key)))
+            parts.append(":")
+            _append_go_json(parts, value[key])
+        parts.append("}")
+    elif isinstance(value, list | tuple):
+        parts.append("[")
+        for index, item in enumerate(value):
+            if index:
+                parts.append(",")
+            _append_go_json(parts, item)
+        parts.append("]")
+    else:
+        raise TypeError(f"{type(value).__name__} has no JSON form")
+
+
+_GO_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def _go_string(text: str) -> str:
+    # Go holds strings as UTF-8 and writes U+FFFD for what is not; a lone surrogate is the only
+    # Python text with no UTF-8 form.
+    text = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    encoded = json.dumps(text, ensure_ascii=False)
+    for character, escape in _GO_ESCAPES.items():
+        encoded = encoded.replace(character, escape)
+    return encoded
+
+
+def _go_float(number: float) -> str:
+    """A float64 as Go's encoding/json prints it: the shortest digits that read back, in plain
+    decimal between 1e-6 and 1e21 and in exponent form outside, without a trailing ".0"."""
+    magnitude = abs(number)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        text = repr(number)
+        mantissa, _, exponent = text.partition("e")
+        sign = exponent[0]
+        digits = exponent[1:].lstrip("0") or "0"
+        if sign == "-" and len(digits) == 1:
+            return f"{mantissa}e-{digits}"
+        return f"{mantissa}e{sign}{digits.rjust(2, '0')}"
+    text = format(Decimal(repr(number)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _sha256_of(value: object) -> str:

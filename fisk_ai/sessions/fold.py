@@ -310,7 +310,10 @@ class _Folding:
             llm_calls=self.llm_calls,
             tool_calls=self.tool_calls,
             remote_tool_calls=self.remote_tool_calls,
-            next_iteration=self.last_iteration + 1,
+            # As in Go, the resume position exists only once a model turn does: a journal of
+            # its meta record alone (or of follow-ups alone) folds to 0, which the runner reads
+            # as "start at the first iteration".
+            next_iteration=self.last_iteration + 1 if self.llm_calls else 0,
             terminal=self.terminal,
             standing_grants=frozenset(self.standing_grants),
             call_approvals=frozenset(self.call_approvals),

@@ -9,12 +9,17 @@ Payload keys follow the upstream schemas. A field the schema does not require is
 empty, as Go's omitempty would, and reads back as its zero value when absent. One extension:
 ``assistant.thinking_tokens``, which the upstream assistant schema does not have, is written only
 when non-zero.
+
+Times are RFC 3339 with up to nine fractional digits, as Go's time.RFC3339Nano writes them. A time
+read from a record is a Timestamp, which keeps the text it arrived as (its nanoseconds and its
+zone offset included), so a record read and written again is byte-identical.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,6 +46,7 @@ __all__ = [
     "RecordKind",
     "Terminal",
     "TerminalReason",
+    "Timestamp",
     "ToolResult",
     "Unrecognized",
     "User",
@@ -213,13 +219,27 @@ class Record:
 
 
 def encode_record(record: Record) -> bytes:
-    """One compact JSON object, without a trailing newline."""
+    """One compact JSON object, without a trailing newline, in the bytes Go's encoding/json
+    writes for the same record: fields in Go's order, "<", ">", "&", U+2028 and U+2029
+    escaped (they can only occur inside strings, so replacing them in the output is exact)."""
     data = record_to_json(record)
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    for character, escape in _GO_HTML_ESCAPES:
+        text = text.replace(character, escape)
     try:
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (possible in model text) has no UTF-8 form; escaped, it round-trips.
         return json.dumps(data, separators=(",", ":")).encode("ascii")
+
+
+_GO_HTML_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
 
 
 def decode_record(data: bytes) -> Record:
@@ -284,9 +304,70 @@ def record_from_json(data: object) -> Record:
     return Record(seq, payload, optional)
 
 
+class Timestamp(datetime):
+    """A UTC datetime that also holds the nanoseconds below its microsecond and the RFC 3339
+    text it is written as; Python's datetime stops at microseconds, Go's times do not."""
+
+    nanosecond: int
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> Timestamp:
+        """Read an RFC 3339 time, keeping text exactly as it is for writing back."""
+        moment = parse_time(text)
+        stamp = cls._of(moment)
+        stamp.nanosecond = _sub_microsecond(text)
+        stamp.text = text
+        return stamp
+
+    @classmethod
+    def now_utc(cls) -> Timestamp:
+        """The current time to the nanosecond, written as Go writes a UTC time."""
+        nanoseconds = time.time_ns()
+        seconds, fraction = divmod(nanoseconds, 1_000_000_000)
+        moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=fraction // 1000)
+        stamp = cls._of(moment)
+        stamp.nanosecond = fraction % 1000
+        whole = moment.replace(tzinfo=None, microsecond=0).isoformat()
+        digits = f"{fraction:09d}".rstrip("0")
+        stamp.text = f"{whole}.{digits}Z" if digits else f"{whole}Z"
+        return stamp
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        # copy and pickle rebuild a datetime from its fields, which would lose the text.
+        return (Timestamp.parse, (self.text,))
+
+    @classmethod
+    def _of(cls, moment: datetime) -> Timestamp:
+        return cls(
+            moment.year,
+            moment.month,
+            moment.day,
+            moment.hour,
+            moment.minute,
+            moment.second,
+            moment.microsecond,
+            tzinfo=UTC,
+        )
+
+
+def _sub_microsecond(text: str) -> int:
+    """The seventh to ninth fractional digits of an RFC 3339 time, as a number of nanoseconds."""
+    point = text.find(".", text.find("T"))
+    if point < 0:
+        return 0
+    end = point + 1
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return int(text[point + 1 : end][6:9].ljust(3, "0"))
+
+
 def format_time(moment: datetime) -> str:
-    """RFC 3339 in UTC with a ``Z``, the fraction kept only when there is one (a naive time is
-    taken to be UTC already)."""
+    """RFC 3339 as Go's time.RFC3339Nano writes it: a Timestamp as the text it was read as (or
+    made with), any other datetime in UTC with a ``Z`` and the fraction kept only when there is
+    one (a naive time is taken to be UTC already)."""
+    if isinstance(moment, Timestamp):
+        return moment.text
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     moment = moment.astimezone(UTC)
@@ -355,7 +436,7 @@ class _Body:
     def time(self, key: str) -> datetime:
         text = self.text(key, required=True)
         try:
-            return parse_time(text)
+            return Timestamp.parse(text)
         except ValueError as bad:
             raise self._wrong(key, f"an RFC 3339 time ({bad})") from None
 
@@ -388,9 +469,10 @@ def _encode_meta(meta: Meta) -> dict[str, Any]:
         "run_id": meta.run_id,
         "created": format_time(meta.created),
         "fingerprint": fingerprint_to_json(meta.fingerprint),
+        # Go writes prompt even when empty (no omitempty on it).
+        "prompt": meta.prompt,
         **_omit_empty(
             {
-                "prompt": meta.prompt,
                 "interactive": meta.interactive,
                 "conversation_token": meta.conversation_token,
                 "caller": meta.caller,

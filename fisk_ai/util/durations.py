@@ -1,11 +1,13 @@
-"""Durations written the way Go writes them: "300ms", "1.5h", "2h45m", "0s".
+"""Durations written the way Go writes them: "300ms", "1.5h", "2h45m", "1d", "0s".
 
-agent.yaml files are shared with the Go implementation, so the duration grammar and the printed
-form follow Go's time.ParseDuration and Duration.String rather than ISO 8601.
+agent.yaml files are shared with the Go implementation, which reads every duration key with
+fisk's ParseDuration: Go's time.ParseDuration units plus "d"/"D" (24 hours), "w"/"W" (7 days),
+"M" (30 days) and "y"/"Y" (365 days). The printed form follows Go's Duration.String.
 """
 
 from __future__ import annotations
 
+import struct
 from datetime import timedelta
 
 __all__ = ["DurationError", "format_duration", "parse_duration"]
@@ -21,11 +23,25 @@ _NANOSECONDS_PER_UNIT: dict[str, int] = {
     "h": 3600 * 1_000_000_000,
 }
 
+# fisk's calendar units as the factors that turn one into hours, in the order fisk multiplies them
+# (floating point is not associative). They count whole hours: fisk reads the number as a 32-bit
+# float, multiplies it into hours and truncates, so "1.5d" is 36h and "0.01d" is nothing at all.
+_CALENDAR_FACTORS: dict[str, tuple[int, ...]] = {
+    "d": (24,),
+    "D": (24,),
+    "w": (7, 24),
+    "W": (7, 24),
+    "M": (24, 30),
+    "y": (24, 365),
+    "Y": (24, 365),
+}
+_NANOSECONDS_PER_HOUR = 3600 * 1_000_000_000
+
 # Go keeps a duration in a signed 64-bit count of nanoseconds; a longer one is not a duration.
 _MAX_NANOSECONDS = 2**63 - 1
 
 _DIGITS = frozenset("0123456789")
-_UNITS = "(ns, us, ms, s, m, h)"
+_UNITS = "(ns, us, ms, s, m, h, d, w, M, y)"
 
 
 class DurationError(ValueError):
@@ -39,7 +55,7 @@ class DurationError(ValueError):
 
 
 def parse_duration(text: str) -> timedelta:
-    """Read a Go-style duration such as "30s", "1.5h" or "2h45m".
+    """Read a duration such as "30s", "1.5h", "2h45m" or "1d12h", as fisk's parser reads it.
 
     A unit is required on every number except a bare "0". Negative durations are refused.
     timedelta holds microseconds, so a finer value is rounded to the nearest microsecond, and
@@ -91,6 +107,8 @@ def _parse_part(text: str, position: int, original: str) -> tuple[int, int]:
     unit = text[unit_start:position]
     if not unit:
         raise DurationError(original, f"{whole}{fraction_part} needs a unit {_UNITS}")
+    if unit in _CALENDAR_FACTORS:
+        return _calendar_nanoseconds(whole + fraction_part, unit, original), position
     unit_nanoseconds = _NANOSECONDS_PER_UNIT.get(unit)
     if unit_nanoseconds is None:
         raise DurationError(original, f'the unit "{unit}" is not one of {_UNITS}')
@@ -104,6 +122,23 @@ def _parse_part(text: str, position: int, original: str) -> tuple[int, int]:
         # Integer arithmetic keeps "0.1s" exact; a float would not.
         nanoseconds += int(fraction_digits) * unit_nanoseconds // 10 ** len(fraction_digits)
     return nanoseconds, position
+
+
+def _calendar_nanoseconds(number: str, unit: str, original: str) -> int:
+    """A day, week, month or year count in nanoseconds, computed as fisk computes it: the number
+    rounded to a 32-bit float, multiplied into hours in 64-bit floating point, truncated."""
+    try:
+        single = struct.unpack("f", struct.pack("f", float(number)))[0]
+    except OverflowError:
+        raise DurationError(
+            original, "it is longer than a duration can be (about 292 years)"
+        ) from None
+    hours: float = single
+    for factor in _CALENDAR_FACTORS[unit]:
+        hours *= factor
+    if hours * _NANOSECONDS_PER_HOUR > _MAX_NANOSECONDS:
+        raise DurationError(original, "it is longer than a duration can be (about 292 years)")
+    return int(hours) * _NANOSECONDS_PER_HOUR
 
 
 def _end_of_digits(text: str, position: int) -> int:

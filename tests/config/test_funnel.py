@@ -15,6 +15,7 @@ from fisk_ai.config import (
     decode_options,
     load,
     parse,
+    require_something_to_serve,
 )
 
 AGENT_MINIMUM = "llm: {model: claude-sonnet-5}\nsystem_prompt: Tell jokes.\n"
@@ -254,14 +255,22 @@ def test_identity_is_derived_from_an_absolute_application_path() -> None:
     assert not config.identity_named
 
 
-def test_identity_derivation_drops_the_extension() -> None:
-    config = parsed("application_path: ./cowsay.py")
+def test_identity_derivation_takes_the_whole_base_name() -> None:
+    config = parsed("application_path: /opt/bin/my_tool-2/")
+    assert config.identity == "my_tool-2"
+
+
+def test_a_derived_identity_that_is_not_valid_is_refused_naming_identity() -> None:
+    error = refusal("application_path: ./my.agent")
+    assert error.key == "identity"
+    assert error.line == 1
+    assert '"my.agent"' in str(error)
+    assert "set identity" in str(error)
+
+
+def test_a_written_identity_spares_an_application_whose_name_is_not_one() -> None:
+    config = parsed("identity: cowsay\napplication_path: ./cowsay.py")
     assert config.identity == "cowsay"
-
-
-def test_identity_derivation_replaces_other_characters() -> None:
-    config = parsed("application_path: /opt/bin/my tool.v2.sh")
-    assert config.identity == "my-tool-v2"
 
 
 def test_identity_defaults_to_fisk_ai_without_an_application() -> None:
@@ -283,7 +292,7 @@ def test_identity_outside_the_charset_is_refused() -> None:
 
 
 def test_relative_application_path_resolves_against_the_config_directory(tmp_path: Path) -> None:
-    config = parsed("application_path: ./bin/cowsay.py", base_dir=tmp_path)
+    config = parsed("identity: cowsay\napplication_path: ./bin/cowsay.py", base_dir=tmp_path)
     assert config.application_path == str(tmp_path / "bin" / "cowsay.py")
 
 
@@ -308,9 +317,29 @@ def test_global_flags_are_trimmed_undashed_and_deduplicated() -> None:
     assert config.global_flags == ["context", "user", "server"]
 
 
-def test_an_empty_global_flag_is_refused() -> None:
-    error = refusal("application_path: nats\nglobal_flags: [context, '--']")
-    assert error.key == "global_flags[1]"
+def test_blank_global_flags_are_dropped() -> None:
+    config = parsed("application_path: nats\nglobal_flags: [context, '--', ' ', '']")
+    assert config.global_flags == ["context"]
+
+
+def test_blank_confirm_tags_are_dropped() -> None:
+    config = parsed("harness: {confirm_tags: [impact:rw, '', '  ']}")
+    assert config.harness.confirm_tags == ["impact:rw"]
+
+
+def test_mcp_builtins_are_trimmed_deduplicated_and_blanks_dropped() -> None:
+    config = parsed("""\
+        harness: {knowledge: {enabled: true}}
+        expose: {agent: {mcp: {builtins: [' knowledge_search', '', knowledge_search]}}}
+    """)
+    assert config.expose.agent.mcp is not None
+    assert [b.value for b in config.expose.agent.mcp.builtins] == ["knowledge_search"]
+
+
+def test_mcp_builtins_of_only_blanks_need_no_knowledge() -> None:
+    config = parsed("expose: {agent: {mcp: {builtins: ['', ' ']}}}")
+    assert config.expose.agent.mcp is not None
+    assert config.expose.agent.mcp.builtins == []
 
 
 def test_confirm_tags_are_trimmed_and_deduplicated() -> None:
@@ -545,9 +574,26 @@ def test_serve_mode_accepts_a_jobs_worker() -> None:
     assert config.expose.agent.jobs is not None
 
 
-def test_serve_mode_requires_an_endpoint() -> None:
-    error = refusal("identity: worker", Mode.SERVE)
-    assert "nothing to serve" in str(error)
+def test_serve_mode_parses_a_file_enabling_no_endpoint() -> None:
+    config = parsed("identity: worker\nexpose: {agent: {a2a: {request_timeout: 30s}}}", Mode.SERVE)
+    assert config.expose.agent.a2a is not None
+
+
+def test_the_serve_command_refuses_a_file_enabling_no_endpoint() -> None:
+    config = parsed("identity: worker", Mode.SERVE)
+    with pytest.raises(ConfigError) as caught:
+        require_something_to_serve(config)
+    assert "nothing to serve" in str(caught.value)
+    assert caught.value.key == "expose.agent"
+
+
+def test_an_a2a_block_with_request_timeout_and_other_keys_is_accepted_by_serve() -> None:
+    config = parsed(
+        "expose: {agent: {jobs: {}, a2a: {request_timeout: 30s, max_concurrent_tools: 4}}}\n"
+        "identity: w\nnats_context: n\nsystem_prompt: p\nllm: {model: m}",
+        Mode.SERVE,
+    )
+    assert config.expose.agent.a2a is not None
 
 
 def test_serve_mode_requires_a_named_identity() -> None:

@@ -87,9 +87,14 @@ def test_sample_ratio_zero_stays_zero() -> None:
     assert parsed("telemetry: {sample_ratio: 0}").telemetry.sample_ratio == 0.0
 
 
-def test_sample_ratio_above_one_is_refused() -> None:
-    error = refusal("telemetry: {sample_ratio: 1.5}")
+def test_sample_ratio_out_of_range_is_not_read_while_telemetry_is_off() -> None:
+    assert parsed("telemetry: {sample_ratio: 1.5}").telemetry.sample_ratio == 1.5
+
+
+def test_sample_ratio_above_one_is_refused_when_telemetry_is_enabled() -> None:
+    error = refusal("telemetry: {enabled: true, sample_ratio: 1.5}")
     assert error.key == "telemetry.sample_ratio"
+    assert "between 0 and 1" in str(error)
 
 
 def test_capture_defaults_to_delta_messages() -> None:
@@ -221,3 +226,34 @@ def test_config_is_read_only() -> None:
     config = parsed("identity: a")
     with pytest.raises(ValueError, match="frozen"):
         config.identity = "b"  # type: ignore[misc]
+
+
+def test_reasoning_effort_is_trimmed_and_lowercased() -> None:
+    assert parsed("llm: {reasoning_effort: ' XHigh '}").llm.reasoning_effort == "xhigh"
+
+
+@pytest.mark.parametrize("effort", ["very high", "high!", "level2", "x" * 33])
+def test_reasoning_effort_that_no_provider_could_take_is_refused(effort: str) -> None:
+    error = refusal(f"llm: {{reasoning_effort: '{effort}'}}")
+    assert error.key == "llm.reasoning_effort"
+
+
+def test_reasoning_effort_may_hold_underscores_and_hyphens() -> None:
+    assert parsed("llm: {reasoning_effort: extra_high-max}").llm.reasoning_effort == (
+        "extra_high-max"
+    )
+
+
+def test_an_unquoted_off_in_a_choice_key_is_the_word() -> None:
+    assert parsed("harness: {pii: {mode: off}}").harness.pii.mode.value == "off"
+
+
+def test_yes_in_a_boolean_key_is_refused_naming_the_key() -> None:
+    error = refusal("harness:\n  no_bell: yes\n")
+    assert error.key == "harness.no_bell"
+    assert error.line == 2
+    assert "true or false" in str(error)
+
+
+def test_a_number_in_a_text_key_is_the_text_as_written() -> None:
+    assert parsed("system_prompt: 0x1F").system_prompt == "0x1F"

@@ -58,3 +58,32 @@ def test_two_documents_are_refused() -> None:
 def test_describe_path_reads_like_the_file() -> None:
     assert describe_path(("include", "tools", 2)) == "include.tools[2]"
     assert describe_path(("mcp_clients", 0, "env", "HOME")) == "mcp_clients[0].env.HOME"
+
+
+def test_plain_scalars_resolve_as_yaml_1_2_does() -> None:
+    document = read_yaml(
+        "a: off\nb: yes\nc: TRUE\nd: 0x1F\ne: 017\nf: 1_000\ng: 2026-01-01\nh: 1e5\ni: ~\n",
+        source="t.yaml",
+    )
+    assert document.data == {
+        "a": "off",
+        "b": "yes",
+        "c": True,
+        "d": 31,
+        "e": 15,
+        "f": 1000,
+        "g": "2026-01-01",
+        "h": "1e5",
+        "i": None,
+    }
+
+
+def test_the_text_of_a_resolved_scalar_is_kept() -> None:
+    document = read_yaml("a: 0x1F\nb: [1.10, 'x']\n", source="t.yaml")
+    assert document.texts == {("a",): "0x1F", ("b", 0): "1.10"}
+
+
+def test_a_merge_keeps_the_text_of_the_key_written_in_the_mapping() -> None:
+    document = read_yaml("base: &b {p: 1}\nuse:\n  <<: *b\n  p: 0x2\n", source="t.yaml")
+    assert document.data["use"] == {"p": 2}
+    assert document.texts[("use", "p")] == "0x2"

@@ -132,6 +132,7 @@ def expected_banner(work_dir: Path) -> str:
         f"             Model: {MODEL}",
         "     Agent Context: test",
         "          Sessions: file",
+        "            Memory: disabled",
         "         Knowledge: disabled",
         "         Telemetry: disabled",
         f"    Tool Directory: {work_dir}",

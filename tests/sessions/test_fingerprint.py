@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from typing import Any
 
@@ -53,8 +54,45 @@ def test_hashes_are_sha256_hex() -> None:
     int(fingerprint.tools_hash, 16)
 
 
-def test_the_order_tools_arrive_in_does_not_matter() -> None:
-    assert computed(tools=[REMOVE, LIST]).tools_hash == computed().tools_hash
+def test_tools_are_hashed_in_request_order_as_go_hashes_them() -> None:
+    assert computed(tools=[REMOVE, LIST]).tools_hash != computed().tools_hash
+
+
+def test_the_system_hash_is_of_go_json_with_html_characters_escaped() -> None:
+    fingerprint = computed(system=["a <b> & c", "é\n"])
+    expected = b'["a \\u003cb\\u003e \\u0026 c","\xc3\xa9\\n"]'
+    assert fingerprint.system_hash == hashlib.sha256(expected).hexdigest()
+
+
+def test_the_tools_hash_is_of_go_tooldef_structs_in_field_order() -> None:
+    tool = ToolDef("t", "x > y", {"type": "object", "maximum": 10.0, "a": [1, 2.5, True, None]})
+    expected = (
+        b'[{"Name":"t","Description":"x \\u003e y",'
+        b'"InputSchema":{"a":[1,2.5,true,null],"maximum":10,"type":"object"},'
+        b'"DeferLoading":false}]'
+    )
+    assert computed(tools=[tool]).tools_hash == hashlib.sha256(expected).hexdigest()
+
+
+def test_no_tools_hash_as_an_empty_array() -> None:
+    assert computed(tools=[]).tools_hash == hashlib.sha256(b"[]").hexdigest()
+
+
+def test_a_legacy_python_fingerprint_still_resumes_without_force() -> None:
+    current = computed()
+    assert current.legacy is not None
+    legacy = replace(current.legacy)
+    decision = resume_gate(legacy, current, force=False)
+    assert decision.changes == ()
+
+
+def test_a_legacy_fingerprint_reports_only_what_changed() -> None:
+    stored = computed().legacy
+    assert stored is not None
+    with pytest.raises(ResumeRefused) as caught:
+        resume_gate(stored, computed(model="claude-opus"), force=False)
+    assert "model: claude-sonnet -> claude-opus" in str(caught.value)
+    assert "system prompt" not in str(caught.value)
 
 
 def test_the_key_order_of_a_schema_does_not_matter() -> None:
@@ -90,9 +128,9 @@ def test_a_changed_system_part_changes_the_system_hash() -> None:
 
 @pytest.mark.parametrize(
     ("thinking", "spelled"),
-    [(ThinkingMode.UNSET, "unset"), (ThinkingMode.ON, "on"), (ThinkingMode.OFF, "off")],
+    [(ThinkingMode.UNSET, "off"), (ThinkingMode.ON, "summarized"), (ThinkingMode.OFF, "off")],
 )
-def test_thinking_is_spelled_as_three_states(thinking: ThinkingMode, spelled: str) -> None:
+def test_thinking_is_spelled_as_go_spells_it(thinking: ThinkingMode, spelled: str) -> None:
     assert computed(thinking=thinking).thinking_mode == spelled
 
 

@@ -310,8 +310,8 @@ def test_counters_are_summed_from_the_records() -> None:
     assert conversation.last_seq == 5
 
 
-def test_a_new_journal_starts_at_iteration_one() -> None:
-    assert fold(journal()).next_iteration == 1
+def test_a_journal_of_its_meta_record_alone_folds_to_iteration_zero_as_in_go() -> None:
+    assert fold(journal()).next_iteration == 0
 
 
 def test_an_unrecognized_optional_record_is_passed_over() -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -33,6 +33,7 @@ from fisk_ai.sessions import (
     decode_record,
     encode_record,
 )
+from fisk_ai.sessions.records import Timestamp, format_time, parse_time
 from tests.sessions.builders import CREATED, fingerprint
 
 ASSISTANT_MESSAGE = Message(
@@ -138,7 +139,8 @@ def test_empty_optional_fields_are_left_out() -> None:
     deferred = json.loads(encode_record(Record(3, Deferred("toolu_1", "wait"))))["deferred"]
     terminal = json.loads(encode_record(Record(4, Terminal(TerminalReason.COMPLETED))))
 
-    assert set(meta) == {"version", "run_id", "created", "fingerprint"}
+    # prompt is the one meta field Go writes even when empty.
+    assert set(meta) == {"version", "run_id", "created", "fingerprint", "prompt"}
     assert set(assistant) == {"iteration", "message", "in_tokens", "out_tokens"}
     assert set(deferred) == {"tool_use_id", "tool_name"}
     assert terminal["terminal"] == {"reason": "completed"}
@@ -291,3 +293,31 @@ def test_text_no_utf8_can_carry_still_round_trips() -> None:
     record = Record(2, User(Message(Role.USER, (TextBlock("half \ud800 a pair"),))))
 
     assert decode_record(encode_record(record)) == record
+
+
+def test_a_go_time_with_nanoseconds_and_an_offset_round_trips_byte_for_byte() -> None:
+    line = (
+        b'{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.claim","claim":{"by":"host-a",'
+        b'"claimed":"2026-08-15T13:30:00.123456789+02:00"}}'
+    )
+    record = decode_record(line)
+    assert isinstance(record.payload, Claim)
+    assert isinstance(record.payload.claimed, Timestamp)
+    assert record.payload.claimed.nanosecond == 789
+    assert record.payload.claimed.utcoffset() == timedelta(0)
+    assert encode_record(record) == line
+
+
+def test_a_fresh_timestamp_is_written_to_the_nanosecond_in_utc() -> None:
+    stamp = Timestamp.now_utc()
+    assert stamp.text.endswith("Z")
+    assert format_time(stamp) == stamp.text
+    assert parse_time(stamp.text) == stamp
+
+
+def test_html_characters_are_escaped_as_go_escapes_them() -> None:
+    line = encode_record(Record(1, Meta("run-1", CREATED, fingerprint(), prompt="a<b>&c")))
+    assert b'"prompt":"a\\u003cb\\u003e\\u0026c"' in line
+    payload = decode_record(line).payload
+    assert isinstance(payload, Meta)
+    assert payload.prompt == "a<b>&c"

@@ -77,3 +77,35 @@ def test_format_duration_prints_go_style(duration: timedelta, expected: str) -> 
 @pytest.mark.parametrize("text", ["5m0s", "1h0m0s", "1.5s", "300ms", "2h45m0s", "0s"])
 def test_format_duration_round_trips(text: str) -> None:
     assert format_duration(parse_duration(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1d", timedelta(days=1)),
+        ("1D", timedelta(days=1)),
+        ("1w", timedelta(weeks=1)),
+        ("1W", timedelta(weeks=1)),
+        ("1M", timedelta(days=30)),
+        ("1y", timedelta(days=365)),
+        ("1Y", timedelta(days=365)),
+        ("1w2d3h4m", timedelta(days=9, hours=3, minutes=4)),
+    ],
+)
+def test_fisk_calendar_units_are_read(text: str, expected: timedelta) -> None:
+    assert parse_duration(text) == expected
+
+
+def test_a_calendar_unit_counts_whole_hours_as_fisk_does() -> None:
+    assert parse_duration("1.1d") == timedelta(hours=26)
+    assert parse_duration("0.01d") == timedelta(0)
+
+
+def test_m_is_a_minute_and_capital_m_a_month() -> None:
+    assert parse_duration("2m") == timedelta(minutes=2)
+    assert parse_duration("2M") == timedelta(days=60)
+
+
+def test_a_calendar_duration_past_the_go_range_is_refused() -> None:
+    with pytest.raises(DurationError, match="longer than a duration can be"):
+        parse_duration("300y")

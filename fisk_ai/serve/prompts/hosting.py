@@ -1,9 +1,10 @@
 """The prompts engine as `fisk serve` hosts it: the resources its runs share, and the engine
 over them.
 
-The provider, the tool set (with the remote_tools hosts), the session store and the run settings
-are built once at startup and handed to every turn, so a missing key, an unreachable peer or a
-bad --state-dir fails the process before the first caller does.
+The provider, the tool set (with the remote_tools hosts), the session store, the memory store and
+the run settings are built once at startup and handed to every turn, so a missing key, an
+unreachable peer, a missing memory bucket or a bad --state-dir fails the process before the
+first caller does.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ async def answer_prompts(
     """Start answering prompts for ``cfg.identity`` on ``transport``; on exit the engine
     abandons any turn still running (each caller is told), and the remote_tools connection
     closes. The provider stays the caller's to close."""
-    from fisk_ai.agent.application import run_tool_set
+    from fisk_ai.agent.application import run_system_prompt, run_tool_set
     from fisk_ai.agent.resources import Resources
     from fisk_ai.agent.settings import settings_from_config
+    from fisk_ai.serve.memory import open_memory
     from fisk_ai.serve.prompts.engine import PromptsServer
     from fisk_ai.serve.prompts.options import PromptsOptions
     from fisk_ai.serve.remote import import_remote_tools
@@ -52,10 +54,12 @@ async def answer_prompts(
     a2a = cfg.expose.agent.a2a
     assert a2a is not None and a2a.prompts is not None, "SERVE validation admits nothing else"
     store = session_store_for(cfg, state_dir)
-    async with import_remote_tools(cfg, strict=True) as remote:
+    async with open_memory(cfg) as memory, import_remote_tools(cfg, strict=True) as remote:
         for warning in remote.warnings:
             warn(warning)
-        tools = run_tool_set(cfg, application_tools, remote.hosts)
+        tools = run_tool_set(
+            cfg, application_tools, remote.hosts, memory.store if memory is not None else None
+        )
         if application_tools.gates and not a2a.prompts.elicit:
             _log.info(
                 "%d gated tools are refused in answered prompts, since nobody is asked without "
@@ -65,7 +69,9 @@ async def answer_prompts(
         settings = settings_from_config(cfg, work_dir=work_dir, interactive=True)
         server = PromptsServer(
             transport,
-            Resources(settings, provider, tools, store),
+            Resources(
+                settings, provider, tools, store, system=run_system_prompt(cfg), memory=memory
+            ),
             PromptsOptions(
                 identity=cfg.identity,
                 workers=a2a.prompts.workers,
