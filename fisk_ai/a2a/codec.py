@@ -34,6 +34,7 @@ from fisk_ai.a2a.errors import (
 )
 from fisk_ai.a2a.messages import Header, Message, UnknownEvent, message_type
 from fisk_ai.a2a.vocabulary import EVENT_PROTOCOL_PREFIX, Direction, ProtocolId
+from fisk_ai.util import jsonx
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -81,9 +82,13 @@ def encode(message: Message, *, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> byt
     produce a valid message."""
     document = _document(message)
     try:
-        data = json.dumps(
-            document, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        ).encode("utf-8")
+        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (possible in model text) has no UTF-8 form; escaped, it is valid
+            # JSON, and the receiver reads it as U+FFFD.
+            data = json.dumps(document, separators=(",", ":"), allow_nan=False).encode("ascii")
     except (TypeError, ValueError) as error:
         raise InvalidMessage(
             f"the outgoing {message.protocol} message cannot be written as JSON: {error}",
@@ -149,18 +154,13 @@ def _schema_name(message: Header) -> str:
 
 def _parse(data: bytes) -> dict[str, Any]:
     try:
-        document = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
-    except UnicodeDecodeError:
-        raise InvalidMessage("the message is not valid UTF-8 text") from None
-    except ValueError as error:
-        raise InvalidMessage(f"the message is not valid JSON: {error}") from None
+        # A lone surrogate escape becomes U+FFFD, as Go's encoding/json reads it.
+        document = jsonx.parse(data)
+    except jsonx.JsonError as error:
+        raise InvalidMessage(f"the message {error}") from None
     if not isinstance(document, dict):
         raise InvalidMessage("the message is not a JSON object")
     return document
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _known_protocol(text: str) -> ProtocolId | None:
@@ -264,7 +264,7 @@ def _schemas() -> Mapping[str, dict[str, Any]]:
 
     folder = resources.files("fisk_ai.a2a").joinpath("schemas")
     documents = [
-        json.loads(entry.read_text(encoding="utf-8"))
+        jsonx.parse(entry.read_text(encoding="utf-8"))
         for entry in folder.iterdir()
         if entry.name.endswith(".json")
     ]

@@ -225,6 +225,11 @@ class MemoryTransport:
         with contextlib.suppress(ValueError):
             self._subscriptions.remove(subscription)
 
+    @property
+    def subscription_count(self) -> int:
+        """Subscriptions made and not yet ended."""
+        return len(self._subscriptions)
+
     def _check_open(self) -> None:
         if self._closed:
             raise TransportClosed("the a2a connection is closed; open a new one")

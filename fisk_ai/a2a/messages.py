@@ -44,6 +44,7 @@ from fisk_ai.a2a.vocabulary import (
 )
 from fisk_ai.llm.types import Usage
 from fisk_ai.tools.base import ExecRecord
+from fisk_ai.util import jsonx
 from fisk_ai.util.ids import new_ksuid
 
 __all__ = [
@@ -113,6 +114,15 @@ _FIELDS_FOR_KIND: Mapping[AnswerKind, frozenset[AnswerField]] = {
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _encodable(cls, data: Any) -> Any:
+        # A lone surrogate (model text can hold one) has no UTF-8 form and pydantic refuses it;
+        # a message carries U+FFFD in its place, as a Go peer reads one.
+        if isinstance(data, dict) and jsonx.has_lone_surrogate(data):
+            return jsonx.replace_lone_surrogates(data)
+        return data
 
 
 class Identity(_Model):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -77,10 +77,17 @@ class ServiceHost(Protocol):
 
 
 class _NatsSubscription:
-    def __init__(self, subscription: Any, subject: str, queue: str) -> None:
+    def __init__(
+        self,
+        subscription: Any,
+        subject: str,
+        queue: str,
+        release: Callable[[_NatsSubscription], None],
+    ) -> None:
         self._subscription = subscription
         self._subject = subject
         self._queue = queue
+        self._release = release
 
     @property
     def subject(self) -> str:
@@ -93,6 +100,9 @@ class _NatsSubscription:
     async def unsubscribe(self) -> None:
         from nats.errors import BadSubscriptionError, ConnectionClosedError
 
+        # The transport lets go first: a served prompt's cancel and elicit subscriptions (and
+        # through their handlers the whole turn) must not outlive it, whatever the connection.
+        self._release(self)
         with contextlib.suppress(BadSubscriptionError, ConnectionClosedError):
             await self._subscription.unsubscribe()
 
@@ -107,11 +117,21 @@ class _MicroService:
 
     async def stop(self) -> None:
         from nats.errors import ConnectionClosedError
+        from nats.errors import Error as NatsError
 
+        if self.stopped:
+            return
         try:
             await self._service.stop()
         except ConnectionClosedError:
             self._service.stopped.set()
+        except (OSError, TimeoutError, NatsError) as error:
+            # The server is unreachable (a reset socket, a flush that times out): the service
+            # is gone from its point of view; say so once, as an a2a error.
+            self._service.stopped.set()
+            raise TransportClosed(
+                f"the NATS server could not be told the service is leaving ({error!r})"
+            ) from None
 
 
 def _delivery(msg: Msg) -> Delivery:
@@ -135,7 +155,7 @@ class NatsTransport:
     def __init__(self, client: NatsClient, *, owned: bool = False) -> None:
         self._client = client
         self._owned = owned
-        self._subscriptions: list[_NatsSubscription] = []
+        self._subscriptions: set[_NatsSubscription] = set()
         self._services: list[_MicroService] = []
         self._closed = False
         self._fault: asyncio.Future[str] | None = None
@@ -249,9 +269,14 @@ class NatsTransport:
         self._check_open()
         raw = await self._client.subscribe(subject, queue=queue, cb=_wrap(handler, subject))
         await self._settle()
-        subscription = _NatsSubscription(raw, subject, queue)
-        self._subscriptions.append(subscription)
+        subscription = _NatsSubscription(raw, subject, queue, self._subscriptions.discard)
+        self._subscriptions.add(subscription)
         return subscription
+
+    @property
+    def subscription_count(self) -> int:
+        """Subscriptions made and not yet ended: a served prompt's are ended with its turn."""
+        return len(self._subscriptions)
 
     async def serve_service(
         self,
@@ -289,15 +314,19 @@ class NatsTransport:
         if self._closed:
             return
         self._closed = True
+        # Whatever the connection's state: a server already gone needs no goodbye.
         for service in self._services:
-            await service.stop()
-        for subscription in self._subscriptions:
-            await subscription.unsubscribe()
+            with contextlib.suppress(TransportClosed):
+                await service.stop()
+        for subscription in list(self._subscriptions):
+            with contextlib.suppress(OSError):
+                await subscription.unsubscribe()
         if self._owned and not self._client.is_closed:
             # Closing on purpose is not a fault.
             if self._fault is not None and not self._fault.done():
                 self._fault.cancel()
-            await self._client.close()
+            with contextlib.suppress(OSError):
+                await self._client.close()
 
     async def _settle(self) -> None:
         await asyncio.sleep(0)

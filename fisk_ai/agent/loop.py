@@ -454,7 +454,9 @@ class AgentLoop:
             arguments = parse_arguments(tool.name, call.input)
         except ArgumentsError as exc:
             return await self._answer(call, tool, Outcome(str(exc), is_error=True))
-        problem = validate_arguments(tool.name, tool.input_schema, arguments)
+        problem = validate_arguments(tool.name, tool.input_schema, arguments) or _argv_problem(
+            tool, arguments
+        )
         if problem is not None:
             return await self._answer(call, tool, Outcome(problem, is_error=True))
 
@@ -562,3 +564,15 @@ class AgentLoop:
         granted = self._gate.take_staged(call.id)
         if granted is not None:
             await self._journal.append(Decision(granted))
+
+
+def _argv_problem(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """Why a command tool's arguments cannot become an argument vector (a NUL byte, an unknown
+    property), found before the gate so nobody approves a call that cannot run."""
+    if not isinstance(tool, ShowsCommand):
+        return None
+    try:
+        tool.argv(arguments)
+    except ValueError as exc:
+        return f'building command line for "{tool.command_line}": {exc}'
+    return None

@@ -15,7 +15,6 @@ the call it answers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,6 +39,7 @@ from fisk_ai.llm.types import (
 from fisk_ai.sessions.fold import Conversation
 from fisk_ai.tools.base import ExecRecord, Outcome, ShowsCommand
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments
+from fisk_ai.util import jsonx
 
 if TYPE_CHECKING:
     from fisk_ai.tools.base import Tool
@@ -70,8 +70,8 @@ class ReplayWindow:
 def call_arguments(block: ToolUseBlock) -> dict[str, object]:
     """A call's arguments as an object; input that is not one is kept whole under ``input``."""
     try:
-        decoded = json.loads(block.input or "{}")
-    except ValueError:
+        decoded = _stored_json(block.input or "{}")
+    except jsonx.JsonError:
         return {"input": block.input}
     return decoded if isinstance(decoded, dict) else {"input": decoded}
 
@@ -94,8 +94,8 @@ def result_outcome(block: ToolResultBlock) -> Outcome:
     a tool whose own output merely looks like an envelope keeps it."""
     plain = Outcome(block.content, block.is_error)
     try:
-        decoded = json.loads(block.content)
-    except ValueError:
+        decoded = _stored_json(block.content)
+    except jsonx.JsonError:
         return plain
     if not isinstance(decoded, dict) or not _ENVELOPE_KEYS <= set(decoded) <= _ENVELOPE_FIELDS:
         return plain
@@ -236,3 +236,7 @@ def _live_arguments(call: ToolUseBlock) -> Mapping[str, Any]:
         return parse_arguments(call.name, call.input)
     except ArgumentsError:
         return {}
+
+
+def _stored_json(text: str) -> object:
+    return jsonx.parse(text, surrogates=jsonx.Surrogates.KEEP, refuse_constants=False)

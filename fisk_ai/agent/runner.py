@@ -180,6 +180,42 @@ class Runner:
         Raises SessionCompleted for a completed conversation and ResumeRefused when the
         configuration changed (``force`` overrides every change except the provider).
         """
+        conversation, journal, loop = await self._claim(session_id, force=force, records=records)
+        if conversation.deferred:
+            return await self._run(lambda: _awaiting(_waiting_on(conversation)))
+        state = _state_of(conversation)
+        if conversation.pending_turn is None and _at_rest(journal.records, state.messages):
+            answer = Completed(state.messages[-1].text)
+            return await self._run(lambda: _awaiting(answer))
+
+        allowance = self._settings.max_iterations
+        if not self._settings.interactive:
+            allowance = max(allowance - _iterations_of_current_turn(journal.records), 0)
+
+        async def body() -> TurnOutcome:
+            if conversation.pending_turn is not None:
+                end = await loop.finish_pending(
+                    state, conversation.pending_turn, conversation.pending, conversation.answered
+                )
+                if end is not None:
+                    return end
+            return await loop.turn(state, allowance=allowance)
+
+        return await self._run(body)
+
+    async def follow_up_stored(
+        self, session_id: str, prompt: str, *, force: bool = False, records: Sequence[Record] = ()
+    ) -> RunResult:
+        """Take a stored conversation and add ``prompt`` to it as a new turn, as ``follow_up``
+        does. A turn that failed or was cut short is not sent again first: the prompt goes in
+        after it, so the model sees what the operator wrote rather than the old request."""
+        await self._claim(session_id, force=force, records=records)
+        return await self.follow_up(prompt)
+
+    async def _claim(
+        self, session_id: str, *, force: bool, records: Sequence[Record]
+    ) -> tuple[Conversation, JournalWriter, AgentLoop]:
+        """Open a stored conversation for this runner and fence off any other writer."""
         self._require_idle()
         if not records:
             records = await self._store.read(session_id)
@@ -213,28 +249,7 @@ class Runner:
             call_approvals=conversation.call_approvals,
         )
         loop = self._attach(journal, system.blocks(resumed=True), gate)
-
-        if conversation.deferred:
-            return await self._run(lambda: _awaiting(_waiting_on(conversation)))
-        state = _state_of(conversation)
-        if conversation.pending_turn is None and _at_rest(journal.records, state.messages):
-            answer = Completed(state.messages[-1].text)
-            return await self._run(lambda: _awaiting(answer))
-
-        allowance = self._settings.max_iterations
-        if not self._settings.interactive:
-            allowance = max(allowance - _iterations_of_current_turn(journal.records), 0)
-
-        async def body() -> TurnOutcome:
-            if conversation.pending_turn is not None:
-                end = await loop.finish_pending(
-                    state, conversation.pending_turn, conversation.pending, conversation.answered
-                )
-                if end is not None:
-                    return end
-            return await loop.turn(state, allowance=allowance)
-
-        return await self._run(body)
+        return conversation, journal, loop
 
     async def follow_up(self, prompt: str) -> RunResult:
         """Add ``prompt`` to the conversation as a new turn, with a fresh iteration allowance.

@@ -15,7 +15,6 @@ context's repr shows its URL redacted and no credential at all.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fisk_ai.errors import FiskError
+from fisk_ai.util import jsonx
 from fisk_ai.util.redact import redact_url
 
 __all__ = [
@@ -197,11 +197,10 @@ def load_context(name: str | None) -> NatsContext:
             f"or {_CHOOSE_A_CONTEXT} to another context"
         ) from None
     try:
-        parsed = _ContextFile.model_validate(json.loads(text))
-    except json.JSONDecodeError as failure:
+        parsed = _ContextFile.model_validate(jsonx.parse(text))
+    except jsonx.JsonError as failure:
         raise NatsContextError(
-            f"NATS context file {path} is not valid JSON ({failure.msg} at line {failure.lineno} "
-            f"column {failure.colno}); fix it or recreate it with `nats context add`"
+            f"NATS context file {path} {failure}; fix it or recreate it with `nats context add`"
         ) from None
     except ValidationError as failure:
         raise NatsContextError(

@@ -11,6 +11,7 @@ from fisk_ai.cli.flags import add_common_flags
 
 if TYPE_CHECKING:
     from fisk_ai.lineui.info import InfoReport
+    from fisk_ai.tools.mcp.sessions import ServerReport
 
 DEFAULT_CONFIG = "agent.yaml"
 
@@ -45,8 +46,10 @@ def run(args: argparse.Namespace) -> int:
         build_report,
         count_memories,
         info_tool_set,
+        knowledge_section,
         print_rich,
         render_plain,
+        with_section,
     )
     from fisk_ai.serve.remote import import_remote_tools
 
@@ -54,10 +57,25 @@ def run(args: argparse.Namespace) -> int:
 
     async def gather() -> InfoReport:
         application_tools = await load_application_tools(cfg)
+        mcp_servers: tuple[ServerReport, ...] = ()
+        if cfg.mcp_clients:
+            from fisk_ai.tools.mcp.sessions import discover_mcp_servers
+
+            # Best effort: a server that is down is reported, not fatal.
+            mcp_servers = await discover_mcp_servers(cfg.mcp_clients)
         async with import_remote_tools(cfg, strict=False) as remote:
-            tool_set, collision = info_tool_set(cfg, application_tools, remote)
+            tool_set, collision = info_tool_set(cfg, application_tools, remote, mcp_servers)
             entries = await count_memories(cfg)
-            return build_report(cfg, application_tools, tool_set, remote, collision, entries)
+            report = build_report(
+                cfg,
+                application_tools,
+                tool_set,
+                remote,
+                collision,
+                entries,
+                mcp_servers=mcp_servers,
+            )
+            return with_section(report, await knowledge_section(cfg))
 
     report = asyncio.run(gather())
     if args.no_color or not sys.stdout.isatty():

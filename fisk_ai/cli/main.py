@@ -9,11 +9,12 @@ import sys
 from collections.abc import Sequence
 
 from fisk_ai import __version__
-from fisk_ai.cli import discover, info, run, serve, session
+from fisk_ai.cli import discover, info, knowledge, mcp, run, serve, session
 from fisk_ai.cli.flags import env_flag
 from fisk_ai.errors import FiskError
+from fisk_ai.util.sanitize import single_line
 
-COMMANDS = (run, session, info, serve, discover)
+COMMANDS = (run, session, info, serve, mcp, knowledge, discover)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"fisk: error: {error}", file=sys.stderr)
+        # The message may quote a file, a tool or a peer: one plain line, never terminal control.
+        print(f"fisk: error: {single_line(str(error))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -113,6 +113,25 @@ def _check_client_mode(args: argparse.Namespace) -> None:
             ) from None
 
 
+def _check_resume_and_prompt(args: argparse.Namespace) -> None:
+    from fisk_ai.errors import FiskError
+
+    if args.resume is not None and not args.resume.strip():
+        raise FiskError(
+            "--resume needs a session id and was given an empty one; pass an ID that "
+            "fisk session ls shows, or drop --resume to start a new session"
+        )
+    for word in args.prompt:
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError as bad:
+            # The command line is decoded with surrogateescape: U+DCxx stands for byte xx.
+            byte = ord(word[bad.start]) & 0xFF
+            raise FiskError(
+                f"the prompt is not valid UTF-8 text (byte 0x{byte:02x}); pass the prompt in UTF-8"
+            ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from fisk_ai.errors import FiskError
     from fisk_ai.lineui.run import run_line_mode
@@ -124,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.force and not args.resume:
         raise FiskError("--force only applies to --resume; drop --force")
+    _check_resume_and_prompt(args)
     _check_client_mode(args)
     if not (args.replay or args.nats_context):
         # The SDK takes about a second to import; start now so it overlaps reading the

@@ -250,7 +250,16 @@ def banner(
     if prompts is not None:
         top.append(("Sessions", [sessions_label(cfg)]))
         top.append(("Memory", [memory_location(cfg)]))
-        top.append(("Knowledge", [_enabled(cfg.harness.knowledge.enabled)]))
+        top.append(("Knowledge", [knowledge_label(cfg)]))
+        if cfg.mcp_clients:
+            from fisk_ai.tools.mcp.sessions import server_endpoint
+
+            top.append(
+                (
+                    "MCP Servers",
+                    [f"{entry.name} ({server_endpoint(entry)})" for entry in cfg.mcp_clients],
+                )
+            )
     top.append(("Telemetry", [_enabled(cfg.telemetry.enabled)]))
     if work_dir is not None:
         top.append(("Tool Directory", [str(work_dir)]))
@@ -272,6 +281,17 @@ def banner(
         if note:
             lines.append(f"    {note}")
     return "\n".join(lines) + "\n"
+
+
+def knowledge_label(cfg: Config) -> str:
+    """Knowledge as the banner names it: disabled, or the lexical tier over its directory.
+    Hosting refuses what is not built (embeddings) before the banner is printed, so "enabled"
+    here always means the tools run."""
+    if not cfg.harness.knowledge.enabled:
+        return "disabled"
+    from fisk_ai.knowledge.access import knowledge_directory
+
+    return f"enabled, lexical ({knowledge_directory(cfg)})"
 
 
 def sessions_label(cfg: Config) -> str:

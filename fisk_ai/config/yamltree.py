@@ -22,8 +22,10 @@ from typing import Any, ClassVar, TypeVar
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
 
 from fisk_ai.config.errors import ConfigError
+from fisk_ai.util.sanitize import single_line
 
 __all__ = ["Document", "KeyPath", "describe_path", "read_yaml"]
 
@@ -140,8 +142,17 @@ def read_yaml(text: str, *, source: str) -> Document:
         problem = error.problem or error.context or "unreadable"
         where = f"{source} line {line}" if line is not None else source
         raise ConfigError(f"{where}: not valid YAML: {problem}", line=line) from None
+    except ReaderError as error:
+        # A character YAML refuses (a control character): one line, with where it is.
+        line = text.count("\n", 0, error.position) + 1
+        character = error.character
+        code = ord(character) if isinstance(character, str) else int(character)
+        raise ConfigError(
+            f"{source} line {line}: not valid YAML: {error.reason} (character #x{code:04x})",
+            line=line,
+        ) from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+        raise ConfigError(f"{source}: not valid YAML: {single_line(str(error))}") from None
     if root is None:
         return Document(data=None, lines={})
     builder = _Builder(source)
@@ -198,11 +209,14 @@ class _Builder:
             return self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
             problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-            where = describe_path(path)
-            detail = (
-                f'"{where}" cannot be read: {problem}' if where else f"cannot be read: {problem}"
-            )
-            raise self.fail(node.start_mark.line + 1, path, detail) from None
+        except Exception:
+            # PyYAML's constructors raise whatever their parsers raise for an explicit tag on a
+            # value it cannot take: !!int x, !!int "", !!bool maybe, !!timestamp 2020-13-45.
+            tag = node.tag.removeprefix("tag:yaml.org,2002:")
+            problem = f'"{single_line(node.value, 40)}" is not a valid !!{single_line(tag, 40)}'
+        where = describe_path(path)
+        detail = f'"{where}" cannot be read: {problem}' if where else f"cannot be read: {problem}"
+        raise self.fail(node.start_mark.line + 1, path, detail)
 
     def mapping(self, node: MappingNode, path: KeyPath) -> dict[str, Any]:
         result: dict[str, Any] = {}

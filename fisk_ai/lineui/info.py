@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, TextIO
 
 from fisk_ai.tools.base import Confirmable
+from fisk_ai.tools.mcp.importing import McpTool
 from fisk_ai.tools.remote import RemoteTool
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fisk_ai.agent.application import ApplicationTools
     from fisk_ai.config import Config
     from fisk_ai.serve.remote import RemoteImport
+    from fisk_ai.tools.mcp.sessions import ServerReport
     from fisk_ai.tools.toolset import ToolSet
 
 DESCRIPTION_LIMIT = 50
@@ -67,26 +73,65 @@ class InfoReport:
     warnings: tuple[str, ...]
     remote_hosts: tuple[str, ...] = ()
     """One status line per remote_tools entry: its tool count, or why it is unavailable."""
+    mcp_clients: tuple[str, ...] = ()
+    """The MCP clients section's lines (``mcp_server_lines``)."""
 
 
 TOOL_HEADERS = ("TOOL", "SOURCE", "GATE", "DESCRIPTION", "TAGS")
 
 
 def info_tool_set(
-    cfg: Config, application_tools: ApplicationTools, remote: RemoteImport
+    cfg: Config,
+    application_tools: ApplicationTools,
+    remote: RemoteImport,
+    mcp_servers: Sequence[ServerReport] = (),
 ) -> tuple[ToolSet, str]:
     """The set a run would offer, and the collision that would fail the run among the remote
-    tools: ``fisk info`` reports it and lists the rest, where a run would stop."""
+    and MCP tools: ``fisk info`` reports it and lists the rest, where a run would stop."""
     from fisk_ai.agent.application import run_tool_set
     from fisk_ai.serve.memory import unopened_memory
-    from fisk_ai.tools.toolset import ToolCollisionError
+    from fisk_ai.tools.mcp.importing import mcp_source_label
+    from fisk_ai.tools.toolset import ToolCollisionError, ToolSource
 
     # The memory tools are listed as a run would offer them; nothing here opens the store.
     memory = unopened_memory(cfg)
+    mcp_sources = [
+        ToolSource(mcp_source_label(report.entry.name), report.listing.tools)
+        for report in mcp_servers
+        if report.listing is not None
+    ]
     try:
-        return run_tool_set(cfg, application_tools, remote.hosts, memory), ""
+        return run_tool_set(cfg, application_tools, remote.hosts, memory, mcp_sources), ""
     except ToolCollisionError as exc:
-        return run_tool_set(cfg, application_tools, memory=memory), str(exc)
+        collision = str(exc)
+    try:
+        return run_tool_set(cfg, application_tools, memory=memory, mcp_sources=mcp_sources), (
+            collision
+        )
+    except ToolCollisionError:
+        return run_tool_set(cfg, application_tools, memory=memory), collision
+
+
+def mcp_server_lines(reports: Sequence[ServerReport]) -> tuple[str, ...]:
+    """The MCP clients section: per server where it is reached and over which transport, its
+    answer time, tools advertised and kept, the imported names, and each tool left out and why;
+    or why it is unavailable."""
+    lines: list[str] = []
+    for report in reports:
+        entry = report.entry
+        lines.append(f"{entry.name}: {report.transport.value} {report.endpoint}")
+        if report.listing is None:
+            lines.append(f"  unavailable: {report.unavailable}")
+            continue
+        listing = report.listing
+        lines.append(
+            f"  answered in {report.answer_seconds * 1000:.0f} ms; {listing.advertised} tools "
+            f"advertised, {len(listing.tools)} kept"
+        )
+        if listing.tools:
+            lines.append("  imported: " + ", ".join(tool.name for tool in listing.tools))
+        lines += [f"  left out: {name} ({reason})" for name, reason in listing.skipped]
+    return tuple(lines)
 
 
 def build_report(
@@ -96,6 +141,7 @@ def build_report(
     remote: RemoteImport | None = None,
     collision: str = "",
     memory_entries: str = "",
+    mcp_servers: Sequence[ServerReport] = (),
 ) -> InfoReport:
     """The report for one configuration, the application tools it yields, the whole set a
     run would offer, and what its remote_tools hosts answered. ``memory_entries`` is what the
@@ -145,7 +191,7 @@ def build_report(
     tools = tuple(
         ToolRow(
             name=tool.name,
-            source=tool.alias if isinstance(tool, RemoteTool) else "local",
+            source=tool.alias if isinstance(tool, RemoteTool | McpTool) else "local",
             gate=application_tools.gates.get(tool.name, ""),
             description=tool.description,
             tags=tuple(tool.tags) if isinstance(tool, Confirmable) else (),
@@ -167,6 +213,7 @@ def build_report(
             *((collision,) if collision else ()),
         ),
         remote_hosts=tuple(status.line for status in (remote.statuses if remote else ())),
+        mcp_clients=mcp_server_lines(mcp_servers),
     )
 
 
@@ -221,6 +268,10 @@ def render_plain(report: InfoReport) -> str:
         blocks.append(
             "Remote tool hosts:\n"
             + "\n".join(f"  {single_line(line)}" for line in report.remote_hosts)
+        )
+    if report.mcp_clients:
+        blocks.append(
+            "MCP clients:\n" + "\n".join(f"  {single_line(line)}" for line in report.mcp_clients)
         )
     if report.global_flags:
         blocks.append(_plain_global_flags(report.global_flags))
@@ -299,11 +350,15 @@ def print_rich(report: InfoReport, file: TextIO) -> None:
     console.print(table if report.tools else Text("  (no tools)"))
     console.print()
 
-    if report.remote_hosts:
-        console.print(Text("Remote tool hosts:", style="bold underline"))
-        for line in report.remote_hosts:
-            console.print(Text("  " + single_line(line)))
-        console.print()
+    for title, lines in (
+        ("Remote tool hosts:", report.remote_hosts),
+        ("MCP clients:", report.mcp_clients),
+    ):
+        if lines:
+            console.print(Text(title, style="bold underline"))
+            for line in lines:
+                console.print(Text("  " + single_line(line)))
+            console.print()
 
     if report.global_flags:
         console.print(Text("Global flags:", style="bold underline"))
@@ -327,6 +382,57 @@ def print_rich(report: InfoReport, file: TextIO) -> None:
         console.print()
     for warning in report.warnings:
         console.print(Text(f"warning: {single_line(warning)}", style="yellow"))
+
+
+async def knowledge_section(cfg: Config) -> Section | None:
+    """The Knowledge section as the index really is: where it lives, what it indexes, whether
+    it is built and what it holds, and the tier that answers (lexical; embeddings are refused
+    until they are built). None with knowledge off."""
+    import asyncio
+
+    from fisk_ai.knowledge.access import EMBEDDINGS_NOT_BUILT, knowledge_directory
+
+    knowledge = cfg.harness.knowledge
+    if not knowledge.enabled:
+        return None
+    directory = knowledge_directory(cfg)
+    fields = [
+        Field("Directory", str(directory)),
+        Field("Paths", ", ".join(knowledge.paths) or "(none)"),
+        Field("Index", await asyncio.to_thread(_knowledge_index_state, directory)),
+        Field("Tier", "lexical (FTS5)"),
+        Field("Results", f"top {knowledge.top_k}, at most {knowledge.max_injected_tokens} tokens"),
+    ]
+    if knowledge.embeddings is not None:
+        fields.append(Field("Embeddings", f"refused: {EMBEDDINGS_NOT_BUILT}"))
+    return Section("Knowledge", tuple(fields))
+
+
+def _knowledge_index_state(directory: Path) -> str:
+    from fisk_ai.knowledge import KnowledgeError
+    from fisk_ai.knowledge.search import counts
+    from fisk_ai.knowledge.store import KnowledgeReader, database_error
+
+    reader = KnowledgeReader(directory)
+    try:
+        if not reader.open():
+            return "not built (fisk knowledge index builds it)"
+        with reader.use() as connection:
+            held = counts(connection)
+    except KnowledgeError as exc:
+        return f"unusable: {exc}"
+    except database_error() as exc:
+        return f"unreadable ({exc})"
+    finally:
+        reader.close()
+    return f"built, {held.documents} documents, {held.chunks} chunks"
+
+
+def with_section(report: InfoReport, section: Section | None) -> InfoReport:
+    """``report`` with ``section`` after its others (a Knowledge section follows Memory)."""
+    if section is None:
+        return report
+    return dataclasses.replace(report, sections=(*report.sections, section))
 
 
 async def count_memories(cfg: Config) -> str:

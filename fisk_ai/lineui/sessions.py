@@ -28,7 +28,7 @@ def listing(summaries: Sequence[SessionSummary]) -> str:
     for summary in sorted(summaries, key=lambda s: s.updated, reverse=True):
         rows.append(
             (
-                summary.run_id,
+                single_line(summary.run_id),
                 single_line(summary.model) or "-",
                 summary.status.value,
                 summary.updated.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
@@ -49,7 +49,7 @@ def summary(conversation: Conversation) -> str:
     meta = conversation.meta
     usage = conversation.usage
     lines = [
-        f"Session {conversation.run_id}",
+        f"Session {single_line(conversation.run_id)}",
         "",
         f"          Status: {conversation.status.value}",
         f"           Model: {single_line(meta.fingerprint.model) or '-'}",
@@ -64,12 +64,14 @@ def summary(conversation: Conversation) -> str:
         names = ", ".join(f"{call.name} ({call.id})" for call in conversation.pending)
         lines.append(f"         Pending: {single_line(names)}")
     if conversation.standing_grants:
-        lines.append(f"Standing approval: {', '.join(sorted(conversation.standing_grants))}")
+        grants = ", ".join(sorted(conversation.standing_grants))
+        lines.append(f"Standing approval: {single_line(grants)}")
     for deferred in conversation.deferred:
         note = f": {single_line(deferred.note)}" if deferred.note else ""
-        lines.append(f"      Waiting on: {deferred.tool_use_id} {deferred.tool_name}{note}")
+        waiting = single_line(f"{deferred.tool_use_id} {deferred.tool_name}")
+        lines.append(f"      Waiting on: {waiting}{note}")
     if meta.conversation_token:
-        lines.append(f"    Conversation: {meta.conversation_token}")
+        lines.append(f"    Conversation: {single_line(meta.conversation_token)}")
     if meta.caller:
         lines.append(f"          Caller: {single_line(meta.caller)} (unverified)")
     lines += ["", "Prompt:", "", "  " + single_line(conversation.first_prompt, PROMPT_IN_SUMMARY)]

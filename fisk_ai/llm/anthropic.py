@@ -47,6 +47,7 @@ from fisk_ai.llm.types import (
     ToolUseBlock,
     Usage,
 )
+from fisk_ai.util import jsonx
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.fsx import create_private_file
 from fisk_ai.util.redact import REDACTED, redact_url
@@ -312,7 +313,7 @@ def block_param(block: ContentBlock) -> dict[str, Any]:
         if block.is_error:
             result["is_error"] = True
         return result
-    raw = json.loads(block.raw)
+    raw = _stored_json(block.raw, f"a stored {block.kind} block")
     if not isinstance(raw, dict):
         raise ProviderError(f"a stored {block.kind} block is not a JSON object and cannot be sent")
     return raw
@@ -321,7 +322,19 @@ def block_param(block: ContentBlock) -> dict[str, Any]:
 def _object(text: str) -> Any:
     if not text.strip() or text.strip() == "null":
         return {}
-    return json.loads(text)
+    return _stored_json(text, "a stored tool call's input")
+
+
+def _stored_json(text: str, what: str) -> Any:
+    try:
+        return jsonx.parse(
+            text,
+            max_depth=2 * jsonx.MAX_DEPTH,
+            surrogates=jsonx.Surrogates.KEEP,
+            refuse_constants=False,
+        )
+    except jsonx.JsonError as bad:
+        raise ProviderError(f"{what} cannot be sent: it {bad}") from None
 
 
 def decode_response(body: Mapping[str, Any], request_id: str = "") -> Response:
@@ -395,6 +408,12 @@ class AnthropicProvider:
         if not api_key:
             raise ProviderError(
                 "no Anthropic API key is set; set ANTHROPIC_API_KEY or pass --api-key"
+            )
+        if any(character.isspace() or not character.isprintable() for character in api_key):
+            # Sent as it is, such a key fails in the HTTP layer and reads as an unreachable API.
+            raise ProviderError(
+                "the Anthropic API key holds a space, a line break or another control "
+                "character; check ANTHROPIC_API_KEY or --api-key for a stray one"
             )
         self._api_key = api_key
         self._base_url = validate_base_url(base_url) if base_url else DEFAULT_BASE_URL
@@ -582,10 +601,20 @@ def _now() -> str:
 
 
 def _header_lines(headers: Mapping[str, str]) -> list[str]:
+    secret = _SECRET_HEADERS | _custom_header_names()
     return [
-        f"{name}: {REDACTED if name.lower() in _SECRET_HEADERS else value}"
+        f"{name}: {REDACTED if name.lower() in secret else value}"
         for name, value in headers.items()
     ]
+
+
+def _custom_header_names() -> frozenset[str]:
+    """The headers ANTHROPIC_CUSTOM_HEADERS adds (the SDK sends them): their values are
+    whatever an operator put there, a gateway token as often as not, so never logged."""
+    text = os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "")
+    return frozenset(
+        line.partition(":")[0].strip().lower() for line in text.split("\n") if ":" in line
+    )
 
 
 def _detail(text: object) -> str:

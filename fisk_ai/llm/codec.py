@@ -23,6 +23,7 @@ from fisk_ai.llm.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from fisk_ai.util import jsonx
 
 
 class CodecError(FiskError):
@@ -98,7 +99,14 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
 
 
 def _raw(text: str) -> Any:
-    return json.loads(text)
+    # Text the provider produced; a journal keeps a lone surrogate (escaped) and reads up to
+    # twice the usual depth, so the bound here is the journal's less its envelope.
+    return jsonx.parse(
+        text,
+        max_depth=2 * jsonx.MAX_DEPTH - 8,
+        surrogates=jsonx.Surrogates.KEEP,
+        refuse_constants=False,
+    )
 
 
 def _keys(data: object) -> str:

@@ -43,6 +43,7 @@ from fisk_ai.llm.types import (
     ToolUseBlock,
     Usage,
 )
+from fisk_ai.util import jsonx
 from fisk_ai.util.fsx import create_private_file
 from fisk_ai.util.sanitize import single_line
 
@@ -211,7 +212,7 @@ def _load(path: Path) -> tuple[_Exchange, ...]:
         if not line.strip():
             continue
         try:
-            exchanges.append(_Exchange(json.loads(line)))
+            exchanges.append(_Exchange(jsonx.parse(line, surrogates=jsonx.Surrogates.KEEP)))
         except (ValueError, KeyError, TypeError, AttributeError, CodecError) as failure:
             if number == len(lines):
                 # The last line lacks its newline: a recording cut off mid-write. What came
@@ -278,8 +279,8 @@ def _same_block(old: ContentBlock, new: ContentBlock) -> bool:
 
 def _parsed(text: str) -> Any:
     try:
-        return json.loads(text or "{}")
-    except ValueError:
+        return jsonx.parse(text or "{}", surrogates=jsonx.Surrogates.KEEP, refuse_constants=False)
+    except jsonx.JsonError:
         return text
 
 

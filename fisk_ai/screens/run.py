@@ -61,6 +61,7 @@ from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
 CONTEXT_CLEARED = "--- context cleared ---"
+NEW_OUTPUT_BELOW = "v new output below: End or G follows"
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
 )
@@ -154,6 +155,7 @@ class RunScreen(Screen[None]):
     watchers redraw the bars."""
 
     CSS_PATH = "run.tcss"
+    AUTO_FOCUS = "#chat"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "toggle_panel", "Side panel"),
@@ -171,6 +173,13 @@ class RunScreen(Screen[None]):
     """Whether a turn is in flight; the chat bar is open exactly while none is."""
     standing_approvals: var[frozenset[str]] = var(frozenset[str](), init=False)
     """The commands the operator answered Always for, in this conversation."""
+    activity: var[str] = var("", init=False)
+    """The tool running now, for the status bar; empty between tools."""
+    activity_seconds: var[int] = var(0, init=False)
+    """How long ``activity`` has run, in the screen's one-second ticks."""
+    queued: var[bool] = var(False, init=False)
+    """Whether Enter was pressed in the chat bar during a turn: what the bar holds when the
+    turn ends is sent then. The text stays in the bar, editable, until it goes."""
 
     class TurnEnded(Message, bubble=False):
         """The turn returned; ``result`` says how it ended."""
@@ -223,6 +232,7 @@ class RunScreen(Screen[None]):
             yield SidePanel(self.setup, id="side-panel").data_bind(
                 RunScreen.counters, RunScreen.standing_approvals
             )
+        yield Static(NEW_OUTPUT_BELOW, markup=False, id="below")
         yield SearchInput(id="search")
         card = Static(startup_text(self.setup), markup=False, id="startup")
         card.border_title = "fisk-ai"
@@ -244,11 +254,22 @@ class RunScreen(Screen[None]):
 
     @property
     def status_line(self) -> StatusLine:
-        return StatusLine(self.run_state, self.counters, self.setup.model, self.bridge.session_id)
+        activity = self.activity if self.run_state is RunState.RUNNING else ""
+        return StatusLine(
+            self.run_state,
+            self.counters,
+            self.setup.model,
+            self.bridge.session_id,
+            activity=activity,
+            elapsed=self.activity_seconds,
+            help_key="F1" if isinstance(self.focused, ChatInput | SearchInput) else "?",
+        )
 
     def on_mount(self) -> None:
         self.bridge.attach(self.post_message)
-        self.chat.display = False
+        self.query_one("#below").display = False
+        self.watch(self.view, "unseen", self._show_unseen, init=False)
+        self.set_interval(1, self._tick)
         self.query_one("#search").display = False
         self._redraw_bars()
         setup = self.setup
@@ -262,10 +283,32 @@ class RunScreen(Screen[None]):
             self.chat.remember(setup.prompt)
             self._begin(lambda: self.bridge.start(setup.prompt))
 
+    def on_unmount(self) -> None:
+        self.bridge.release()
+
     def validate_run_state(self, target: RunState) -> RunState:
         """A move the state machine does not allow keeps the current state: a question that
         arrives after a stop request does not make the run look as if it were going on."""
         return target if can_move(self.run_state, target) else self.run_state
+
+    def _show_unseen(self, unseen: bool) -> None:
+        self.query_one("#below").display = unseen
+
+    def _tick(self) -> None:
+        """Once a second: the running tool's elapsed time moves."""
+        if self.activity:
+            self.activity_seconds += 1
+
+    def watch_activity(self) -> None:
+        self._redraw_bars()
+
+    def watch_activity_seconds(self) -> None:
+        self._redraw_bars()
+
+    def watch_focused(self) -> None:
+        # The help hint names a key that works where the focus is.
+        if self.is_mounted:
+            self._redraw_bars()
 
     def watch_run_state(self) -> None:
         self._redraw_bars()
@@ -274,13 +317,22 @@ class RunScreen(Screen[None]):
         self._redraw_bars()
 
     def watch_turn_running(self, running: bool) -> None:
+        """The chat bar stays open and focused through a turn, so what the operator types
+        while the agent works lands there, never on the transcript's one-letter keys."""
         chat = self.chat
-        chat.display = not running
-        if running:
-            self.view.focus()
-        else:
-            chat.value = ""
+        chat.running = running
+        if not self.view.has_focus and not self.side_panel.has_focus_within:
             chat.focus()
+        if running:
+            return
+        if self.queued:
+            self.queued = False
+            if not self.stop_requested and self.chat.value.strip():
+                self.chat.post_message(ChatInput.Submitted(self.chat, self.chat.value))
+        chat.focus()
+
+    def watch_queued(self, queued: bool) -> None:
+        self.chat.queued = queued
 
     def _redraw_bars(self) -> None:
         """The header and the status bar. Both name the session, which the bridge learns once
@@ -298,6 +350,7 @@ class RunScreen(Screen[None]):
 
     def _begin(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
         self.stop_requested = False
+        self.error = ""
         self.run_state = RunState.RUNNING
         self.turn_running = True
         self._run_turn(turn)
@@ -380,6 +433,7 @@ class RunScreen(Screen[None]):
 
     def _turn_over(self) -> None:
         self._hide_startup()
+        self.activity = ""
         if self.run_state is RunState.COMPLETE:
             self.run_state = RunState.AWAITING_INPUT
         # A turn refused before any model call moved no counter, yet the bars may have a
@@ -405,7 +459,11 @@ class RunScreen(Screen[None]):
                 self.counters = self.counters.after_model_call(usage)
             case ToolCallEvent():
                 self.counters = self.counters.after_tool_call()
-            case StatusEvent() | TextEvent() | ThinkingEvent() | ToolResultEvent() | WarningEvent():
+                self.activity_seconds = 0
+                self.activity = single_line(event.display, 60)
+            case ToolResultEvent():
+                self.activity = ""
+            case StatusEvent() | TextEvent() | ThinkingEvent() | WarningEvent():
                 pass
             case _:
                 assert_never(event)
@@ -481,14 +539,19 @@ class RunScreen(Screen[None]):
         field.value = ""
         field.display = False
         self.view.focus()
-        found = f"{count} matching lines ({self.view.match_label})" if count else "no match"
+        found = (
+            f"{plural(count, 'matching line')} ({self.view.match_label})" if count else "no match"
+        )
         self.notify(found, timeout=2, markup=False)
 
     @on(ChatInput.Submitted)
     async def submitted(self, event: ChatInput.Submitted) -> None:
         event.stop()
         text = event.value
-        if not text.strip() or self.turn_running:
+        if not text.strip():
+            return
+        if self.turn_running:
+            self.queued = True
             return
         self.chat.value = ""
         if text.startswith("//"):
@@ -531,6 +594,7 @@ class RunScreen(Screen[None]):
         self._redraw_bars()
 
     def _send(self, prompt: str) -> None:
+        self.view.follow_tail()
         self.chat.remember(prompt)
         self.view.append([PromptEvent(prompt)])
         self.side_panel.show_turns(self.view.transcript)
@@ -540,7 +604,12 @@ class RunScreen(Screen[None]):
             self._begin(lambda: self.bridge.start(prompt))
 
     def action_toggle_panel(self) -> None:
-        self.side_panel.toggle(self.view.transcript)
+        panel = self.side_panel
+        had_focus = panel.has_focus_within
+        panel.toggle(self.view.transcript)
+        if had_focus and not panel.display:
+            # Keys must land somewhere: the chat bar, where the operator writes.
+            self.chat.focus()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

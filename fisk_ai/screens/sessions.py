@@ -291,6 +291,8 @@ class SessionBrowser(Screen[str]):
         self.filter_field.focus()
 
     def action_back_to_list(self) -> None:
+        """Esc: empty the filter and go back to the list, as the bottom bar says."""
+        self.filter_field.value = ""
         self.session_list.focus()
 
     def action_quit(self) -> None:

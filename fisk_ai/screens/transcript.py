@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from fisk_ai.tui.transcript import transcript_of
+from fisk_ai.tui.transcript import plural, transcript_of
 from fisk_ai.tui.widgets.search_input import SearchInput
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
@@ -87,7 +87,7 @@ class TranscriptScreen(Screen[None]):
         field.display = False
         self.view.focus()
         label = self.view.match_label
-        found = f"{count} matching lines ({label})" if count else "no match"
+        found = f"{plural(count, 'matching line')} ({label})" if count else "no match"
         self.query_one("#viewer-status", Static).update(f"{found}   {VIEWER_KEYS}")
 
     def action_close(self) -> None:

@@ -97,8 +97,16 @@ class ServedEndpoints:
         return self._leaving
 
     async def _drain_each(self) -> None:
+        # Each endpoint leaves even when one before it could not (its connection is down): the
+        # first failure is raised once all have tried.
+        failure: Exception | None = None
         for endpoint in self._endpoints:
-            await endpoint.drain()
+            try:
+                await endpoint.drain()
+            except Exception as error:
+                failure = failure or error
+        if failure is not None:
+            raise failure
 
 
 async def serve_until_stopped(
@@ -151,6 +159,13 @@ async def serve_until_stopped(
             await asyncio.wait({draining})
             return STOPPED_AT_ONCE
         stopping.cancel()
+        leaving_failure = _failure_of(draining)
+        if leaving_failure is not None:
+            raise FiskError(
+                f"draining {server.identity} could not reach the NATS server "
+                f"({_reason(leaving_failure)}); the endpoints stop with the process; restart "
+                "fisk serve once the NATS server is reachable"
+            )
         channel_failure = _failure_of(serving)
         if failure is not None:
             raise FiskError(
@@ -166,6 +181,11 @@ async def serve_until_stopped(
     finally:
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signal_number)
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _failure_of(serving: asyncio.Future[None] | None) -> BaseException | None:

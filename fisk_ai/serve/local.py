@@ -86,12 +86,13 @@ async def host_local_agent(
     terminal can answer questions: without it a gated call is refused before anybody is asked,
     as it is for a run with no operator."""
     from fisk_ai.agent.application import (
+        live_tool_set,
         load_application_tools,
         run_system_prompt,
-        run_tool_set,
     )
     from fisk_ai.agent.resources import Resources, build_provider
     from fisk_ai.agent.settings import settings_from_config
+    from fisk_ai.knowledge.access import open_knowledge
     from fisk_ai.serve.memory import open_memory
     from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
     from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
@@ -103,11 +104,24 @@ async def host_local_agent(
         application_tools = await load_application_tools(cfg)
         # A missing bucket or a bad memory directory fails here, before anything is hosted.
         memory = await hosting.enter_async_context(open_memory(cfg))
+        # An index of another format fails here too; a missing one is looked for on each search.
+        knowledge = await hosting.enter_async_context(open_knowledge(cfg))
         remote = await hosting.enter_async_context(import_remote_tools(cfg, strict=True))
         for warning in (*application_tools.warnings, *remote.warnings):
             warn(warning)
-        tools = run_tool_set(
-            cfg, application_tools, remote.hosts, memory.store if memory is not None else None
+        mcp = None
+        if cfg.mcp_clients:
+            from fisk_ai.tools.mcp.sessions import open_mcp_sessions
+
+            # Opened once for the terminal's agent; every turn shares the sessions.
+            mcp = await hosting.enter_async_context(open_mcp_sessions(cfg.mcp_clients, warn=warn))
+        tools = live_tool_set(
+            cfg,
+            application_tools,
+            remote.hosts,
+            memory.store if memory is not None else None,
+            mcp,
+            knowledge=knowledge,
         )
         store = session_store_for(cfg, state_dir)
         transport = await hosting.enter_async_context(_local_transport(cfg.identity, warn))
@@ -128,7 +142,11 @@ async def host_local_agent(
         )
         await server.start()
         hosting.push_async_callback(server.close)
-        yield LocalAgent(AgentEndpoint(transport, cfg.identity, request_timeout), tools, store)
+        yield LocalAgent(
+            AgentEndpoint(transport, cfg.identity, request_timeout),
+            tools() if callable(tools) else tools,
+            store,
+        )
 
 
 @contextlib.asynccontextmanager

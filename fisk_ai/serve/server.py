@@ -30,7 +30,6 @@ from fisk_ai.agent.events import EventSink
 from fisk_ai.agent.loop import AgentError
 from fisk_ai.agent.outcome import (
     Abandoned,
-    Completed,
     Crashed,
     NotRun,
     Refusal,
@@ -363,10 +362,11 @@ class Server:
                 records = await store.read(work.session_id)
                 if fold(records).deferred:
                     raise _TurnNotTaken
-                result = await runner.resume(work.session_id, force=work.force, records=records)
-                if isinstance(result.outcome, Completed):
-                    result = await runner.follow_up(work.prompt)
-                return result
+                # The prompt goes in as written after whatever the last turn left: a failed
+                # request is not sent again first, and a stopped turn is not finished first.
+                return await runner.follow_up_stored(
+                    work.session_id, work.prompt, force=work.force, records=records
+                )
 
     async def _answer_deferred(self, session_id: str, answer: DeferredAnswer) -> None:
         store = self._resources.store

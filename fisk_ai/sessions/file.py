@@ -10,6 +10,9 @@ again, so a disk that turns slow stalls the loop for one append rather than for 
 
 Beside each journal, ``<id>.lock`` carries an exclusive flock for as long as a writer
 holds the session; the kernel drops it when the process dies, so a crash leaves no stale lock.
+``<id>.lease`` is a second, longer hold: a workstation keeps a shared flock on it for as long as
+it has the conversation open, between turns too, and names itself in it. Writers never look at
+it; only ``remove`` does, and refuses a leased session with the holder's name.
 
 Because the file is only appended to and every line is synced, an unparsable line can only be
 the last one, cut short by a crash: that line is dropped (and cut off when the journal is next
@@ -26,7 +29,6 @@ import builtins
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import re
 import stat
@@ -54,6 +56,7 @@ from fisk_ai.sessions.records import (
     Record,
     Unrecognized,
     encode_record,
+    read_record_json,
     record_from_json,
 )
 from fisk_ai.sessions.store import (
@@ -62,6 +65,7 @@ from fisk_ai.sessions.store import (
     check_append,
     register_backend,
 )
+from fisk_ai.util import jsonx
 
 __all__ = [
     "MAX_SESSION_ID_LENGTH",
@@ -77,6 +81,7 @@ _FILE_MODE = 0o600
 _DIRECTORY_MODE = 0o700
 _JOURNAL_SUFFIX = ".json"
 _LOCK_SUFFIX = ".lock"
+_LEASE_SUFFIX = ".lease"
 
 _Result = TypeVar("_Result")
 
@@ -151,6 +156,45 @@ class FileSessionStore:
 
     def _lock_path(self, run_id: str) -> Path:
         return self._directory / (run_id + _LOCK_SUFFIX)
+
+    def _lease_path(self, run_id: str) -> Path:
+        return self._directory / (run_id + _LEASE_SUFFIX)
+
+    def lease(self, run_id: str, holder: str) -> SessionLease:
+        """Hold session ``run_id`` open for ``holder`` (who to name when a removal is refused)
+        until the lease is released or the process ends. One open and one flock, so it is
+        taken on the caller's thread."""
+        validate_session_id(run_id)
+        self._prepare_directory()
+        fd = _open_file(self._lease_path(run_id), os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode(), 0)
+        except BlockingIOError:
+            os.close(fd)
+            raise JournalLocked(f"session {run_id} is being removed") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return SessionLease(run_id, fd)
+
+    def _refuse_leased(self, run_id: str) -> int:
+        """Take the lease exclusively for a removal; a held one refuses it, naming the holder."""
+        fd = _open_file(self._lease_path(run_id), os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise JournalLocked(
+                f"session {run_id} is open in {holder}; leave that run (Ctrl-D) or start a new "
+                "conversation there with /clear, then remove it"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def _create(self, run_id: str, meta: Meta) -> FileJournal:
         self._prepare_directory()
@@ -282,13 +326,18 @@ class FileSessionStore:
         _refuse_symlink(path)
         if not path.exists():
             raise self._not_found(run_id)
-        lock_fd = self._lock(run_id)
+        lease_fd = self._refuse_leased(run_id)
         try:
-            path.unlink()
-            self._lock_path(run_id).unlink(missing_ok=True)
-            _fsync_directory(self._directory)
+            lock_fd = self._lock(run_id)
+            try:
+                path.unlink()
+                self._lock_path(run_id).unlink(missing_ok=True)
+                self._lease_path(run_id).unlink(missing_ok=True)
+                _fsync_directory(self._directory)
+            finally:
+                os.close(lock_fd)
         finally:
-            os.close(lock_fd)
+            os.close(lease_fd)
 
     def _prepare_directory(self) -> None:
         """Make the directory if needed, and hold it to 0700 and to being a real directory."""
@@ -356,6 +405,19 @@ class FileSessionStore:
             f"there is no session {run_id} in {self._directory}; fisk session ls lists the "
             "sessions kept there"
         )
+
+
+class SessionLease:
+    """A workstation's hold on the conversation it has open; ``release`` lets it go."""
+
+    def __init__(self, run_id: str, fd: int) -> None:
+        self.run_id = run_id
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 INLINE_SYNC_LIMIT = 0.001
@@ -481,8 +543,8 @@ def _parse_journal(data: bytes, path: Path) -> _ParsedJournal:
     if not final:
         return _ParsedJournal(records, offset, unterminated=False)
     try:
-        parsed = json.loads(final)
-    except (ValueError, UnicodeDecodeError):
+        parsed = read_record_json(final)
+    except jsonx.JsonError:
         return _ParsedJournal(records, offset, unterminated=False)
     records.append(_record_at(parsed, path, final_number))
     return _ParsedJournal(
@@ -492,11 +554,9 @@ def _parse_journal(data: bytes, path: Path) -> _ParsedJournal:
 
 def _parse_line(line: bytes, path: Path, number: int) -> Record:
     try:
-        parsed = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as bad:
-        raise JournalError(
-            f"{path} line {number} is corrupt: it is not valid JSON ({bad})"
-        ) from None
+        parsed = read_record_json(line)
+    except jsonx.JsonError as bad:
+        raise JournalError(f"{path} line {number} is corrupt: it {bad}") from None
     return _record_at(parsed, path, number)
 
 
@@ -519,7 +579,9 @@ def _refuse_symlink(path: Path) -> None:
 def _open_file(path: Path, flags: int) -> int:
     """Open without following a symlink, and hold the file to 0600 and to being a regular file."""
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE)
+        # Non-blocking, so a FIFO planted at the path cannot hold the open; the regular-file
+        # check below then refuses it.
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, _FILE_MODE)
     except OSError as failure:
         if failure.errno == errno.ELOOP:
             raise SessionError(f"{path} is a symlink, which is refused; remove it") from None
@@ -530,6 +592,7 @@ def _open_file(path: Path, flags: int) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise SessionError(f"{path} is not a regular file; remove it")
+        os.set_blocking(fd, True)
         if stat.S_IMODE(info.st_mode) != _FILE_MODE:
             try:
                 os.fchmod(fd, _FILE_MODE)

@@ -59,6 +59,7 @@ from fisk_ai.sessions.records import (
     encode_record,
 )
 from fisk_ai.sessions.store import AppendAction, SessionSummary, check_append, register_backend
+from fisk_ai.util import jsonx
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -430,7 +431,14 @@ class JetStreamSessionStore:
         reply = await binding.connection.request(
             f"{self._api_prefix()}.{operation}", json.dumps(request).encode(), timeout=_API_TIMEOUT
         )
-        response: dict[str, Any] = json.loads(reply.data)
+        try:
+            response = jsonx.parse(reply.data)
+        except jsonx.JsonError as bad:
+            raise SessionError(
+                f"the JetStream API answered {operation} with a reply that {bad}"
+            ) from None
+        if not isinstance(response, dict):
+            raise SessionError(f"the JetStream API answered {operation} with a non-object reply")
         if "error" in response:
             APIError.from_error(response["error"])
         return response

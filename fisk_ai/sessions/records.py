@@ -30,6 +30,7 @@ from fisk_ai.llm.codec import CodecError, message_from_json, message_to_json
 from fisk_ai.llm.types import Message, Role, ToolResultBlock
 from fisk_ai.sessions.errors import JournalError
 from fisk_ai.sessions.fingerprint import Fingerprint, fingerprint_from_json, fingerprint_to_json
+from fisk_ai.util import jsonx
 
 __all__ = [
     "JOURNAL_VERSION",
@@ -245,10 +246,24 @@ _GO_HTML_ESCAPES = (
 def decode_record(data: bytes) -> Record:
     """Read one record; anything malformed raises JournalError saying what is wrong."""
     try:
-        parsed = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as bad:
-        raise JournalError(f"the record is not valid JSON ({bad})") from None
+        # Kept: the writer escapes a lone surrogate in model text, and the reader keeps it.
+        parsed = read_record_json(data)
+    except jsonx.JsonError as bad:
+        raise JournalError(f"the record {bad}") from None
     return record_from_json(parsed)
+
+
+RECORD_MAX_DEPTH = 2 * jsonx.MAX_DEPTH
+"""A record nests its payload a few levels down, and the tool input inside it may nest as deep as
+any document; twice the usual bound leaves room for both and still keeps every reader safe."""
+
+
+def read_record_json(data: bytes) -> object:
+    """One record line as JSON, or ``JsonError``. A lone surrogate is kept: the writer escapes
+    one in model text, and the display strips it."""
+    return jsonx.parse(
+        data, max_depth=RECORD_MAX_DEPTH, surrogates=jsonx.Surrogates.KEEP, refuse_constants=False
+    )
 
 
 def record_to_json(record: Record) -> dict[str, Any]:

@@ -6,9 +6,10 @@ could not run. Every message here is read by the model, which is expected to cor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from fisk_ai.util import jsonx
 
 _VALIDATOR_CACHE_LIMIT = 256
 # Keyed by id(schema); the schema is kept beside its validator so the id cannot be reused.
@@ -44,10 +45,12 @@ def parse_arguments(tool_name: str, text: str) -> dict[str, Any]:
     if stripped in ("", "null"):
         return {}
     try:
-        decoded = json.loads(stripped, parse_float=JsonFloat, parse_constant=_refuse_constant)
-    except ValueError as exc:
+        # A lone surrogate can become neither an argument vector nor a file: refused here, the
+        # model reads why and corrects the call.
+        decoded = jsonx.parse(stripped, parse_float=JsonFloat, surrogates=jsonx.Surrogates.REFUSE)
+    except jsonx.JsonError as exc:
         raise ArgumentsError(
-            f'tool "{tool_name}" was called with arguments that are not valid JSON: {exc}'
+            f'tool "{tool_name}" was called with arguments that cannot be read: the text {exc}'
         ) from None
     if decoded is None:
         return {}
@@ -161,7 +164,3 @@ def _path_text(path: Sequence[object]) -> str:
         else:
             text += f".{part}" if text else str(part)
     return text
-
-
-def _refuse_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a JSON value")

@@ -8,14 +8,14 @@ behind for the normal buffer (the answer, the resume hint, the counters) is read
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.events import Print
 
-from fisk_ai.agent.outcome import RunResult
+from fisk_ai.agent.outcome import Abandoned, RunResult
 from fisk_ai.screens.run import RunScreen, RunSetup
 from fisk_ai.tui.bridge import RunBridge
 from fisk_ai.tui.status import Counters, RunState
@@ -80,10 +80,13 @@ class FiskApp(App[None]):
         state = screen.run_state
         if state is RunState.AWAITING_INPUT and screen.last_result is not None:
             state = RunState.COMPLETE
+        result = screen.last_result
+        if screen.turn_running and result is not None:
+            # Left mid-turn: the totals stand, but how the turn before ended is old news.
+            result = replace(result, outcome=Abandoned())
         return Outcome(
-            session_id=self.bridge.session_id
-            or (screen.last_result.session_id if screen.last_result else ""),
-            result=screen.last_result,
+            session_id=self.bridge.session_id or (result.session_id if result else ""),
+            result=result,
             answer=screen.last_answer,
             counters=screen.counters,
             state=state,

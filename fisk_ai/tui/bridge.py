@@ -9,6 +9,7 @@ return, never the protocol or a runner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
     from fisk_ai.agent.outcome import RunResult
     from fisk_ai.sessions import Conversation, SessionStore
+    from fisk_ai.sessions.file import SessionLease
     from fisk_ai.tools.toolset import ToolSet
 
 
@@ -63,6 +65,7 @@ class RunBridge:
         self._pending: asyncio.Future[Answer] | None = None
         self._one_question = asyncio.Lock()
         self._stopping: set[asyncio.Task[None]] = set()
+        self._lease: SessionLease | None = None
 
     def report_to(self, reporter: Reporter) -> None:
         self._reporter = reporter
@@ -151,6 +154,34 @@ class RunBridge:
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
 
+    def hold_open(self) -> None:
+        """Hold the conversation this screen has open, so that nobody removes it under the
+        screen: a removal is refused naming this process. Only a file store can be held;
+        with any other the conversation is as removable as before."""
+        session_id = self.session_id
+        lease = self._lease
+        if lease is not None and lease.run_id == session_id:
+            return
+        self.release()
+        from fisk_ai.sessions.file import FileSessionStore
+
+        if not session_id or not isinstance(self._store, FileSessionStore):
+            return
+        import os
+        import socket
+
+        from fisk_ai.sessions import SessionError
+
+        holder = f"the workstation fisk run (pid {os.getpid()} on {socket.gethostname()})"
+        with contextlib.suppress(SessionError):
+            self._lease = self._store.lease(session_id, holder)
+
+    def release(self) -> None:
+        """Let go of the conversation's hold; the screen no longer has it open."""
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+
     async def start(self, prompt: str) -> RunResult:
         conversation = self._require_conversation()
         return await self._turn(lambda: conversation.start(prompt))
@@ -166,13 +197,16 @@ class RunBridge:
     async def clear(self) -> None:
         """Let go of the conversation; the next prompt starts a new one."""
         self._require_conversation().clear()
+        self.release()
 
     async def _turn(self, body: Callable[[], Awaitable[RunResult]]) -> RunResult:
         # Working is reported on submission, not on acceptance: the work is already on its way.
         self._report(PaneState.WORKING)
+        self.hold_open()
         try:
             return await body()
         finally:
+            self.hold_open()
             self._report(PaneState.IDLE)
 
     def _require_conversation(self) -> AgentConversation:

@@ -16,13 +16,18 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from fisk_ai.agent.outcome import Completed, waits
+from fisk_ai.errors import FiskError
 from fisk_ai.lineui.run import EXIT_INTERRUPTED, print_summary, run_line_mode, stderr_line
 from fisk_ai.lineui.surface import write_answer
 from fisk_ai.multiplex import Reporter
 from fisk_ai.presentation import resume_hint
 from fisk_ai.serve.hosted import RunOptions, hosted_run
+
+if TYPE_CHECKING:
+    from fisk_ai.sessions import SessionStore
 
 
 def run_full_screen(options: RunOptions) -> int:
@@ -84,6 +89,11 @@ async def _host(options: RunOptions) -> int:
         with _logging_into(captured):
             await app.run_async()
         outcome = app.outcome
+        # A conversation removed behind the run's back (a store without leases) has nothing
+        # left to resume.
+        kept = bool(outcome.session_id) and (
+            hosted.store is None or await _exists(hosted.store, outcome.session_id)
+        )
 
     for warning in warnings:
         stderr_line(warning)
@@ -107,13 +117,20 @@ async def _host(options: RunOptions) -> int:
             verbose=options.verbose,
             suspended=outcome.left_mid_turn,
         )
-    if outcome.session_id:
+    if kept:
         stderr_line(resume_hint(outcome.session_id, resume_flags))
     if outcome.left_mid_turn or (result and waits(result.outcome)):
         return EXIT_INTERRUPTED
     if outcome.error or result is None or not isinstance(result.outcome, Completed):
         return 1
     return 0
+
+
+async def _exists(store: SessionStore, session_id: str) -> bool:
+    try:
+        return await store.exists(session_id)
+    except FiskError:
+        return True  # Unknown is not gone: the hint may still help.
 
 
 @contextlib.contextmanager

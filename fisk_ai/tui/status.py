@@ -119,22 +119,30 @@ class StatusLine:
     counters: Counters = field(default_factory=Counters)
     model: str = ""
     session: str = ""
+    activity: str = ""
+    """The tool running now; empty when none is."""
+    elapsed: int = 0
+    """Seconds ``activity`` has been running."""
+    help_key: str = "?"
+    """The key that opens help where the focus is: F1 where ``?`` would be typed."""
 
     def text(self) -> str:
-        parts = [
-            f"[{self.state.word}]",
-            f"tokens={self.counters.tokens}",
-            f"thinking={self.counters.usage.thinking_tokens}",
+        parts = [f"[{self.state.word}]"]
+        if self.activity:
+            parts.append(f"{self.activity} {self.elapsed}s")
+        parts += [
+            f"tokens={self.counters.tokens:,}",
+            f"thinking={self.counters.usage.thinking_tokens:,}",
         ]
         if self.model:
             parts.append(f"model={single_line(self.model, 40)}")
         if self.session:
             parts.append(f"session={self.session}")
-        return "  ".join(parts) + "   ? help"
+        return "  ".join(parts) + f"   {self.help_key} help"
 
 
 def budget_text(counters: Counters, max_tokens: int) -> str:
     if max_tokens <= 0:
-        return f"{counters.tokens} tokens"
+        return f"{counters.tokens:,} tokens"
     percent = counters.tokens * 100 // max_tokens
-    return f"{counters.tokens} of {max_tokens} tokens ({percent}%)"
+    return f"{counters.tokens:,} of {max_tokens:,} tokens ({percent}%)"

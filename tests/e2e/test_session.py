@@ -90,3 +90,18 @@ def test_state_dir_is_refused_with_a_jetstream_backend(tmp_path: Path, run_fisk:
     listed = run_fisk("session", "--config", str(config), "--state-dir", str(tmp_path), "ls")
     assert listed.returncode == 1
     assert "--state-dir" in listed.stderr and "Traceback" not in listed.stderr
+
+
+def test_rm_refuses_a_session_a_workstation_holds(tmp_path: Path, run_fisk: RunFisk) -> None:
+    state = tmp_path / "runs"
+    write_session(state, "open-1", "p", completed=False)
+    lease = FileSessionStore(state).lease("open-1", "the workstation fisk run (pid 42 on box)")
+    try:
+        refused = run_fisk("session", "--state-dir", str(state), "rm", "open-1")
+    finally:
+        lease.release()
+    assert refused.returncode == 1
+    assert "open in the workstation fisk run (pid 42 on box)" in refused.stderr
+    assert (state / "open-1.json").exists()
+    removed = run_fisk("session", "--state-dir", str(state), "rm", "open-1")
+    assert removed.returncode == 0, removed.stderr

@@ -663,3 +663,28 @@ async def test_the_fake_serves_from_another_process(tmp_path: Path) -> None:
     assert port_file.read_text() == str(port)
     assert response.message.text == "from the script"
     assert json.loads(log.read_text())["body"] == build_params(make_request())
+
+
+async def test_the_http_debug_file_hides_the_custom_headers_values(
+    messages_api: FakeMessagesAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Gateway-Token: gw-secret-1\nX-Team: blue")
+    debug = tmp_path / "http-debug.log"
+    provider = AnthropicProvider(
+        API_KEY, base_url=messages_api.base_url, http_debug_path=debug, max_retries=0
+    )
+    messages_api.script([reply(text("the answer"))])
+    try:
+        await provider.call(make_request())
+    finally:
+        await provider.aclose()
+    dumped = debug.read_text()
+    assert "gw-secret-1" not in dumped
+    assert "blue" not in dumped
+    assert "x-gateway-token" in dumped.lower()
+
+
+@pytest.mark.parametrize("key", ["sk-ant-abc\n", "sk-ant abc", "sk-ant-\x7fabc"])
+def test_an_api_key_with_whitespace_or_control_has_its_own_sentence(key: str) -> None:
+    with pytest.raises(ProviderError, match="holds a space, a line break or another control"):
+        AnthropicProvider(key)

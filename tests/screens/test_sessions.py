@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual import events
 from textual.message import Message
 from textual.notifications import Notify
 from textual.widgets import Static
@@ -208,3 +209,42 @@ async def test_r_on_a_completed_session_says_it_cannot_resume(tmp_path: Path) ->
         status = browser(app).query_one("#browser-status", Static)
         assert "orders-report is completed and cannot resume" in str(status.render())
         assert app.is_running
+
+
+async def test_a_burst_of_keys_goes_into_the_filter(tmp_path: Path) -> None:
+    """Keys arriving faster than the filter takes the focus (fast typing, a paste sent as
+    keys) are all text: `r`, `d` and `q` among them neither resume, remove nor quit."""
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.pause()
+        for character in "orders":
+            app.post_message(events.Key(character, character))
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, SessionBrowser)
+        assert browser(app).filter_field.value == "orders"
+        assert listed(app) == ["orders-report"]
+
+
+async def test_a_paste_into_the_list_goes_into_the_filter(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.pause()
+        app.post_message(events.Paste("billing"))
+        await pilot.pause()
+        assert browser(app).filter_field.value == "billing"
+        assert listed(app) == ["billing-check"]
+
+
+async def test_escape_in_the_list_empties_the_filter(tmp_path: Path) -> None:
+    app = SessionsApp(three_sessions(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.press(*"billing", "enter")
+        assert browser(app).session_list.has_focus
+        assert listed(app) == ["billing-check"]
+        await pilot.press("escape")
+        assert browser(app).filter_field.value == ""
+        assert len(listed(app)) == 3

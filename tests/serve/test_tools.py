@@ -346,6 +346,8 @@ async def test_tool_timeout_stops_the_command(
     "data",
     [
         pytest.param(b"not json", id="malformed"),
+        pytest.param(b'{"a":' * 5000 + b"1" + b"}" * 5000, id="nested"),
+        pytest.param(b'{"a":' + b"[" * 150 + b"]" * 150 + b"}", id="nested-past-the-bound"),
         pytest.param(b"{" + b" " * DEFAULT_MAX_MESSAGE_SIZE + b"}", id="oversized"),
         pytest.param(encode(new_request(DiscoveryRequest, sender=CALLER)), id="wrong-protocol"),
         pytest.param(

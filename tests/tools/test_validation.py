@@ -110,7 +110,8 @@ def test_floats_remember_how_they_were_written() -> None:
 
 def test_invalid_json_is_an_error_naming_the_tool() -> None:
     with pytest.raises(
-        ArgumentsError, match=r'^tool "x" was called with arguments that are not valid'
+        ArgumentsError,
+        match=r'^tool "x" was called with arguments that cannot be read: the text is not valid',
     ):
         parse_arguments("x", '{"a": ')
 
@@ -123,3 +124,13 @@ def test_non_object_arguments_are_an_error() -> None:
 def test_nan_is_not_json() -> None:
     with pytest.raises(ArgumentsError):
         parse_arguments("x", '{"a": NaN}')
+
+
+def test_deeply_nested_arguments_are_an_error_the_model_reads() -> None:
+    with pytest.raises(ArgumentsError, match="nests deeper than"):
+        parse_arguments("x", '{"a": ' + "[" * 5000 + "]" * 5000 + "}")
+
+
+def test_a_lone_surrogate_in_arguments_is_an_error_the_model_reads() -> None:
+    with pytest.raises(ArgumentsError, match="lone surrogate"):
+        parse_arguments("x", r'{"a": "bad\ud800"}')

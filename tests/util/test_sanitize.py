@@ -15,3 +15,31 @@ def test_single_line_collapses_and_caps() -> None:
 
 def test_single_line_leaves_short_text_alone() -> None:
     assert single_line("  say hello  ") == "say hello"
+
+
+def test_an_unterminated_osc_hides_nothing_past_its_introducer() -> None:
+    assert strip_control("visible\n\x1b]\nHIDDEN line\nmore") == "visible\n\nHIDDEN line\nmore"
+
+
+def test_an_osc_terminated_on_a_later_line_hides_nothing() -> None:
+    assert strip_control("a\x1b]0;x\nHIDDEN\x07b") == "a0;x\nHIDDEN b"
+
+
+def test_an_unterminated_dcs_or_apc_hides_nothing_past_its_introducer() -> None:
+    assert strip_control("a\x1bPpayload\nrest") == "apayload\nrest"
+    assert strip_control("a\x1b_payload") == "apayload"
+
+
+def test_a_terminated_apc_is_removed_whole() -> None:
+    assert strip_control("a\x1b_gone\x1b\\b") == "ab"
+
+
+def test_bidi_controls_are_removed() -> None:
+    text = "file\u202etxt.exe \u2066iso\u2069 \u202aemb\u202c"
+    assert strip_control(text) == "filetxt.exe iso emb"
+    assert single_line(text) == "filetxt.exe iso emb"
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character() -> None:
+    assert strip_control("bad\ud800") == "bad\ufffd"
+    assert single_line("bad\udfff x").encode() == "bad\ufffd x".encode()

@@ -42,9 +42,10 @@ async def answer_prompts(
     """Start answering prompts for ``cfg.identity`` on ``transport``; on exit the engine
     abandons any turn still running (each caller is told), and the remote_tools connection
     closes. The provider stays the caller's to close."""
-    from fisk_ai.agent.application import run_system_prompt, run_tool_set
+    from fisk_ai.agent.application import live_tool_set, run_system_prompt
     from fisk_ai.agent.resources import Resources
     from fisk_ai.agent.settings import settings_from_config
+    from fisk_ai.knowledge.access import open_knowledge
     from fisk_ai.serve.memory import open_memory
     from fisk_ai.serve.prompts.engine import PromptsServer
     from fisk_ai.serve.prompts.options import PromptsOptions
@@ -54,11 +55,25 @@ async def answer_prompts(
     a2a = cfg.expose.agent.a2a
     assert a2a is not None and a2a.prompts is not None, "SERVE validation admits nothing else"
     store = session_store_for(cfg, state_dir)
-    async with open_memory(cfg) as memory, import_remote_tools(cfg, strict=True) as remote:
+    from fisk_ai.tools.mcp.sessions import open_mcp_sessions
+
+    async with (
+        open_memory(cfg) as memory,
+        open_knowledge(cfg) as knowledge,
+        import_remote_tools(cfg, strict=True) as remote,
+        # Connected once at startup and shared by every run; a server that cannot be reached
+        # stops the worker from starting, and a run never opens or closes a session.
+        open_mcp_sessions(cfg.mcp_clients, warn=warn) as mcp,
+    ):
         for warning in remote.warnings:
             warn(warning)
-        tools = run_tool_set(
-            cfg, application_tools, remote.hosts, memory.store if memory is not None else None
+        tools = live_tool_set(
+            cfg,
+            application_tools,
+            remote.hosts,
+            memory.store if memory is not None else None,
+            mcp,
+            knowledge=knowledge,
         )
         if application_tools.gates and not a2a.prompts.elicit:
             _log.info(

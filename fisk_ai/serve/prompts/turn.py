@@ -130,8 +130,11 @@ class Turn:
 
 
 async def unsubscribe(subscriptions: list[Subscription]) -> None:
-    """Close every subscription, whatever became of its connection."""
-    for subscription in subscriptions:
+    """Close every subscription, whatever became of its connection, and let go of them: the
+    handlers hold the turn."""
+    closing = list(subscriptions)
+    subscriptions.clear()
+    for subscription in closing:
         with contextlib.suppress(Exception):
             await subscription.unsubscribe()
 

@@ -79,7 +79,7 @@ def _render_flag(flag: FlagModel, value: Any) -> list[str]:
     if isinstance(value, list):
         return [f"--{flag.name}={_scalar(item)}" for item in value]
     if isinstance(value, dict):
-        return [f"--{flag.name}={key}={_scalar(value[key])}" for key in sorted(value)]
+        return [f"--{flag.name}={_scalar(key)}={_scalar(value[key])}" for key in sorted(value)]
     return [f"--{flag.name}={_scalar(value)}"]
 
 
@@ -114,6 +114,8 @@ def _render_positionals(args: Sequence[ArgModel], arguments: Mapping[str, Any]) 
 
 def _scalar(value: Any) -> str:
     if isinstance(value, str):
+        if "\x00" in value:
+            raise ArgvError("the value holds a NUL byte, which no command line can carry")
         return value
     if value is None:
         return ""

@@ -21,6 +21,7 @@ from fisk_ai.tools.fiskapp.execute import ChildProcess, exit_code_of, start_chil
 from fisk_ai.tools.fiskapp.model import ApplicationModel, CommandModel
 from fisk_ai.tools.tags import DENY
 from fisk_ai.tools.validation import json_kind
+from fisk_ai.util import jsonx
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line
 
@@ -140,11 +141,12 @@ def parse_application_model(document: bytes, app_path: str) -> ApplicationModel:
             "check that it is a fisk application"
         )
     try:
-        decoded = json.loads(document)
-    except ValueError as exc:
+        # A lone surrogate escape in help text becomes U+FFFD, so every later print can encode it.
+        decoded = jsonx.parse(document)
+    except jsonx.JsonError as exc:
         raise IntrospectionError(
-            f'application_path "{app_path}" printed malformed JSON for {INTROSPECT_FLAG} '
-            f"({exc}); check that it is a fisk application"
+            f'application_path "{app_path}" printed malformed JSON for {INTROSPECT_FLAG}: the '
+            f"document {exc}; check that it is a fisk application"
         ) from None
     if not isinstance(decoded, dict):
         raise IntrospectionError(

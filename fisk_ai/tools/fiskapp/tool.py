@@ -131,10 +131,12 @@ class FiskCommandTool:
                 work_dir=deps.work_dir,
                 timeout=limit.total_seconds() if limit is not None else None,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
+            # ValueError: a NUL byte the introspection put in a name reached the argument vector.
+            reason = exc.strerror if isinstance(exc, OSError) else None
             return Outcome(
                 f'application_path "{self.app_path}" could not be run for "{command_line}": '
-                f"{exc.strerror or exc}",
+                f"{reason or exc}",
                 is_error=True,
             )
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from textual import events
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import TextArea
 
 # tmux and most terminals send Alt-Enter as a plain Enter; Ctrl-J reaches the app everywhere.
 CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Ctrl-J a newline, /help for commands"
+
+RUNNING_PLACEHOLDER = "Type ahead: Enter queues it, sent when the turn ends"
+QUEUED_TITLE = "queued: sent when the turn ends; keep editing, or empty it to cancel"
 
 # Keys that put a line break in the chat bar. A terminal without the kitty keyboard protocol
 # sends Alt-Enter as a plain Enter, so Ctrl-J is there as well.
@@ -36,6 +40,18 @@ class ChatInput(TextArea):
         )
         self.sent: list[str] = []
         self._recall_index = 0
+
+    running: var[bool] = var(False)
+    """A turn is in flight: Enter queues rather than sends."""
+    queued: var[bool] = var(False)
+    """The text in the bar goes when the turn ends."""
+
+    def watch_running(self, running: bool) -> None:
+        self.placeholder = RUNNING_PLACEHOLDER if running else CHAT_PLACEHOLDER
+
+    def watch_queued(self, queued: bool) -> None:
+        self.set_class(queued, "-queued")
+        self.border_title = QUEUED_TITLE if queued else None
 
     @property
     def value(self) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.segment import Segment
 from textual.binding import Binding, BindingType
-from textual.events import Key
+from textual.events import Key, Paste
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -96,7 +96,8 @@ class SessionList(ScrollView, can_focus=True):
             self.summary = summary
 
     class Typed(Message):
-        """A printable key the list does not answer: the start of a filter."""
+        """Text for the filter: a printable key the list does not answer, what followed it,
+        or a paste."""
 
         def __init__(self, character: str) -> None:
             super().__init__()
@@ -106,6 +107,8 @@ class SessionList(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.rows: list[SessionRow] = []
         self.cursor = 0
+        self.typing = False
+        """A key started the filter and the filter has not had the focus back since."""
 
     def show_rows(self, rows: list[SessionRow]) -> None:
         """Replace the rows, keeping the highlighted session when it is still listed."""
@@ -188,7 +191,22 @@ class SessionList(ScrollView, can_focus=True):
 
     def on_key(self, event: Key) -> None:
         character = event.character
-        if event.is_printable and character and character not in self.OWN_KEYS:
+        if not (event.is_printable and character):
+            return
+        # Once a key has started the filter, the rest of a burst (fast typing, a paste the
+        # terminal sends as keys) is text for it too, even the keys the list answers: they
+        # arrive before the filter has taken the focus.
+        if self.typing or character not in self.OWN_KEYS:
+            self.typing = True
             event.stop()
             event.prevent_default()
             self.post_message(self.Typed(character))
+
+    def on_paste(self, event: Paste) -> None:
+        event.stop()
+        if event.text:
+            self.typing = True
+            self.post_message(self.Typed(single_line(event.text, PROMPT_LIMIT)))
+
+    def on_focus(self) -> None:
+        self.typing = False

@@ -33,13 +33,13 @@ def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int
     if not setup.tools:
         lines.append("  (none)")
     counted = [
-        ("tokens in", str(usage.input_tokens)),
-        ("tokens out", str(usage.output_tokens)),
-        ("cache read", str(usage.cache_read_tokens)),
-        ("cache write", str(usage.cache_create_tokens)),
-        ("thinking", str(usage.thinking_tokens)),
-        ("model calls", str(counters.model_calls)),
-        ("tool calls", str(counters.tool_calls)),
+        ("tokens in", f"{usage.input_tokens:,}"),
+        ("tokens out", f"{usage.output_tokens:,}"),
+        ("cache read", f"{usage.cache_read_tokens:,}"),
+        ("cache write", f"{usage.cache_create_tokens:,}"),
+        ("thinking", f"{usage.thinking_tokens:,}"),
+        ("model calls", f"{counters.model_calls:,}"),
+        ("tool calls", f"{counters.tool_calls:,}"),
         ("standing approvals", str(standing_approvals)),
         ("budget used", budget_text(counters, setup.max_tokens)),
     ]

@@ -12,6 +12,7 @@ from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -63,7 +64,7 @@ class TranscriptView(ScrollView, can_focus=True):
         & > .transcript--warning { color: $text-warning; }
         & > .transcript--placeholder { color: $text-muted; text-style: italic; }
         & > .transcript--blank { }
-        & > .transcript--focused { background: $boost; }
+        & > .transcript--focused { background: $accent 30%; }
         & > .transcript--match { background: $warning 40%; }
         & > .transcript--code { color: $text-accent; }
     }
@@ -87,6 +88,9 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("y", "copy_all", "Copy transcript", show=False),
         Binding("c", "copy_block", "Copy block", show=False),
     ]
+
+    unseen: var[bool] = var(False, init=False)
+    """Rows arrived below the screen while the operator was scrolled up."""
 
     class SearchRequested(Message):
         """The operator pressed ``/``; the screen asks for the text and calls ``search``."""
@@ -173,12 +177,23 @@ class TranscriptView(ScrollView, can_focus=True):
         self._sync_size()
         self.refresh()
         if self.following:
-            self.scroll_end(animate=False, immediate=True)
+            # Forced: the scrollbar that allows scrolling appears only at the next layout.
+            self.scroll_end(animate=False, immediate=True, force=True)
+        else:
+            self.unseen = True
+
+    def follow_tail(self) -> None:
+        """Go to the end and follow it again, as sending a prompt does."""
+        self.following = True
+        self.unseen = False
+        self.scroll_end(animate=False, immediate=True, force=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         # Reaching the bottom by any means follows the tail again, like following a file.
         self.following = round(new_value) >= self.max_scroll_y
+        if self.following:
+            self.unseen = False
 
     def _visible_rows(self) -> list[Row]:
         if self.row_width != self._width:

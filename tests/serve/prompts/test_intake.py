@@ -145,8 +145,13 @@ async def test_an_unknown_token_is_refused_as_an_unknown_conversation(
         b"{not json",
         b"x" * (800 * 1024),
         json.dumps({**json.loads(encode(prompt())), "prompt": ""}).encode(),
+        b'{"protocol":"io.choria.fisk-ai.v1.request.prompt","x":'
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"}",
+        b"\xff\xfe{}",
     ],
-    ids=["malformed", "oversized", "invalid"],
+    ids=["malformed", "oversized", "invalid", "nested", "not-utf8"],
 )
 async def test_a_bad_request_is_answered_400_and_the_engine_keeps_serving(
     agent: StartAgent, caller: MemoryTransport, data: bytes

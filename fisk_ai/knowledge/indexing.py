@@ -1,0 +1,164 @@
+"""Bringing the index in line with the files: walk, classify, chunk, store, reconcile.
+
+A document is cited by the path it was walked at, root included (``docs/install.md`` when the
+root is ``docs``), so two roots never collide and the citation tells the operator where to look.
+A file whose content hash matches the stored one is skipped with its chunks kept; a changed one
+has its chunks replaced in one short transaction; and, when the walk covered the configured
+paths and saw at least one file, a document no longer found is removed (so an early walk
+failure can never empty the index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fisk_ai.knowledge.chunking import chunk_text
+from fisk_ai.knowledge.errors import KnowledgeError
+from fisk_ai.knowledge.store import KnowledgeWriter, NewChunk, StoredDocument
+
+__all__ = [
+    "INDEXED_SUFFIXES",
+    "MAX_FILE_BYTES",
+    "IndexReport",
+    "Progress",
+    "index_files",
+    "walk",
+]
+
+INDEXED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
+MAX_FILE_BYTES = 512 * 1024
+# A directory of this name beside the corpus is usually an agent's memory: its notes are the
+# model's own, not the operator's documents, so it is never indexed.
+_MEMORY_DIRECTORY = "memory"
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IndexReport:
+    added: int = 0
+    updated: int = 0
+    skipped: int = 0
+    removed: int = 0
+    files: int = 0
+    chunks: int = 0
+
+    def line(self, *, dry_run: bool = False) -> str:
+        lead = "would index" if dry_run else "indexed"
+        return (
+            f"{lead}: added={self.added} updated={self.updated} skipped={self.skipped} "
+            f"removed={self.removed} ({self.files} files, {self.chunks} chunks)"
+        )
+
+
+def _citation_path(path: Path) -> str:
+    text = path.as_posix()
+    return text[2:] if text.startswith("./") else text
+
+
+def _eligible(path: Path) -> bool:
+    if path.suffix.lower() not in INDEXED_SUFFIXES or path.is_symlink():
+        return False
+    try:
+        return path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
+    except OSError:
+        return False
+
+
+def walk(roots: Sequence[str], store_directory: Path) -> Iterator[Path]:
+    """Every file under ``roots`` that is indexed: markdown and text files of at most 512 KiB,
+    outside dot directories, directories named memory, the store's own directory and symlinks."""
+    store = store_directory.resolve()
+    for root in roots:
+        top = Path(root)
+        if top.is_symlink() or not top.exists():
+            raise KnowledgeError(
+                f"knowledge path {root} does not exist or is a symlink; fix "
+                "harness.knowledge.paths or the path given to fisk knowledge index"
+            )
+        if top.is_file():
+            if _eligible(top):
+                yield top
+            continue
+        for directory, subdirectories, files in os.walk(top, followlinks=False):
+            here = Path(directory)
+            subdirectories[:] = sorted(
+                name
+                for name in subdirectories
+                if not name.startswith(".")
+                and name != _MEMORY_DIRECTORY
+                and not (here / name).is_symlink()
+                and (here / name).resolve() != store
+            )
+            for name in sorted(files):
+                path = here / name
+                if _eligible(path):
+                    yield path
+
+
+def _read(path: Path) -> tuple[str, str, int] | None:
+    """The text, its sha256 and the mtime in nanoseconds; None for a file that is not UTF-8 or
+    vanished."""
+    try:
+        data = path.read_bytes()
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text, hashlib.sha256(data).hexdigest(), mtime
+
+
+def index_files(
+    writer: KnowledgeWriter | None,
+    stored: Mapping[str, StoredDocument],
+    files: Sequence[Path],
+    *,
+    reconcile: bool,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Index ``files`` against what is ``stored``; with no ``writer`` nothing is written and the
+    report says what would change (a dry run). ``reconcile`` removes the stored documents the
+    walk did not see, when it saw at least one file."""
+    report = IndexReport()
+    seen: set[str] = set()
+    total = len(files)
+    for done, path in enumerate(files, 1):
+        cited = _citation_path(path)
+        if progress is not None:
+            progress(done, total, cited)
+        read = _read(path)
+        if read is None:
+            continue
+        text, digest, mtime = read
+        seen.add(cited)
+        report.files += 1
+        previous = stored.get(cited)
+        if previous is not None and previous.hash == digest:
+            report.skipped += 1
+            report.chunks += previous.chunks
+            continue
+        chunked = chunk_text(text)
+        report.chunks += len(chunked.chunks)
+        if previous is None:
+            report.added += 1
+        else:
+            report.updated += 1
+        if writer is not None:
+            writer.replace_document(
+                cited,
+                title=chunked.title,
+                mtime=mtime,
+                digest=digest,
+                chunks=[NewChunk(chunk.heading_path, chunk.body) for chunk in chunked.chunks],
+            )
+    if reconcile and seen:
+        gone = sorted(set(stored) - seen)
+        report.removed = len(gone) if writer is None else writer.remove_documents(gone)
+    return report

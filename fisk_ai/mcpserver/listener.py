@@ -1,0 +1,151 @@
+"""Serving the MCP endpoint over streamable HTTP until interrupted.
+
+The listening socket is bound before the banner is printed, so the banner names the port in use
+(``--port 0`` picks a free one). The first interrupt (SIGINT or SIGTERM) drains: no new
+connection is taken and calls already running finish; a second one stops at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import signal
+import socket
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from fisk_ai.errors import FiskError
+
+if TYPE_CHECKING:
+    from fisk_ai.mcpserver.serving import ToolCalls
+
+__all__ = ["ENDPOINT_PATH", "bind", "endpoint_url", "serve_mcp"]
+
+ENDPOINT_PATH = "/mcp"
+DRAINING_LINE = "draining: finishing running calls; interrupt again to stop at once"
+STOPPED_LINE = "MCP server stopped"
+
+
+def bind(address: str, port: int) -> socket.socket:
+    """A listening socket on ``address``:``port``, or an error naming the flags to change."""
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise FiskError(
+            f"cannot listen on address {address}: {exc.strerror}; change --address "
+            "(or FISK_AI_MCP_ADDRESS, expose.agent.mcp.address)"
+        ) from None
+    family, kind, proto, _, where = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(where)
+    except OSError as exc:
+        sock.close()
+        raise FiskError(
+            f"cannot listen on {address} port {port}: {exc.strerror or exc}; change --port "
+            "(or FISK_AI_MCP_PORT, expose.agent.mcp.port)"
+        ) from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def endpoint_url(sock: socket.socket) -> str:
+    """The URL a client on this host reaches the endpoint at."""
+    host, port = sock.getsockname()[:2]
+    if ipaddress.ip_address(host).is_unspecified:
+        # Listening on every interface; a client on this host reaches it on loopback.
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}{ENDPOINT_PATH}"
+
+
+async def serve_mcp(
+    calls: ToolCalls,
+    sock: socket.socket,
+    *,
+    announce: Callable[[], None],
+    say: Callable[[str], None],
+) -> int:
+    """Serve ``calls`` on ``sock`` until interrupted; 0 after a clean drain."""
+    import uvicorn
+
+    from fisk_ai.mcpserver.serving import build_server
+
+    host = sock.getsockname()[0]
+    app = build_server(calls).streamable_http_app(
+        streamable_http_path=ENDPOINT_PATH, host=str(host)
+    )
+    server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def interrupted() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            say(DRAINING_LINE)
+            server.should_exit = True
+        else:
+            server.force_exit = True
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, interrupted)
+    try:
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        ready = asyncio.create_task(server.ready.wait())
+        await asyncio.wait({serving, ready}, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        if not serving.done():
+            announce()
+        await serving
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)
+        sock.close()
+    say(STOPPED_LINE)
+    return 0
+
+
+class _QuietServer:
+    """uvicorn's server with its own signal handling left out: this module drains on the
+    first interrupt and stops on the second, the way ``fisk serve`` does."""
+
+    def __init__(self, config: Any) -> None:
+        import uvicorn
+
+        self.ready = asyncio.Event()
+        ready = self.ready
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
+
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets=sockets)
+                ready.set()
+
+        self._server = Server(config)
+
+    @property
+    def should_exit(self) -> bool:
+        return bool(self._server.should_exit)
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        self._server.should_exit = value
+
+    @property
+    def force_exit(self) -> bool:
+        return bool(self._server.force_exit)
+
+    @force_exit.setter
+    def force_exit(self, value: bool) -> None:
+        self._server.force_exit = value
+
+    async def serve(self, sockets: list[socket.socket]) -> None:
+        await self._server.serve(sockets=sockets)

@@ -1,0 +1,553 @@
+"""Sessions with the MCP servers agent.yaml lists under ``mcp_clients``.
+
+Each server gets one session, owned by a task of its own: the SDK's client is entered and left
+on that task (its cancel scopes demand it), while any run's task may call through it. Servers
+are connected one after another in configuration order; ``timeout`` bounds the start (spawning
+or reaching the server and the handshake) and, again, listing its tools. A strict open (a run,
+``fisk serve``) fails on the first server that cannot be started, reached or listed, naming it,
+and closes every session already opened; ``fisk info`` discovers leniently and reports each
+server's state instead.
+
+The client advertises nothing beyond the handshake's defaults: no roots, no sampling handler (a
+foreign server cannot spend this agent's model budget) and no elicitation handler.
+
+Every message that leaves this module about a server goes through that server's ``Redactor``:
+what its references resolved to (eight characters or more) becomes REDACTED, and every URL in
+the text loses its userinfo, query values and fragment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fisk_ai import config
+from fisk_ai.config.references import resolve_references
+from fisk_ai.errors import FiskError
+from fisk_ai.tools.base import Outcome
+from fisk_ai.tools.environment import tool_environment
+from fisk_ai.tools.mcp.importing import (
+    McpTool,
+    Redactor,
+    ServerListing,
+    import_listing,
+    mcp_source_label,
+    printable_command,
+)
+from fisk_ai.tools.selection import ToolFilter
+from fisk_ai.tools.toolset import ToolSource
+from fisk_ai.util.redact import redact_url
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+__all__ = [
+    "McpServerError",
+    "McpSessions",
+    "McpTransport",
+    "ServerReport",
+    "discover_mcp_servers",
+    "open_mcp_sessions",
+    "resolve_entry",
+    "server_endpoint",
+]
+
+_log = logging.getLogger(__name__)
+_CLIENT_NAME = "fisk-ai"
+
+
+class McpServerError(FiskError):
+    """An MCP server could not be started, reached, initialized or listed."""
+
+
+class McpTransport(enum.Enum):
+    """How an mcp_clients entry is reached."""
+
+    STDIO = "stdio"
+    STREAMABLE_HTTP = "streamable HTTP"
+
+
+@dataclass(frozen=True)
+class ResolvedEntry:
+    """An entry with its references resolved, ready to connect, and the redactor for every
+    message about it."""
+
+    entry: config.McpClient
+    env: Mapping[str, str]
+    headers: Mapping[str, str]
+    url: str
+    redact: Redactor
+
+    @property
+    def transport(self) -> McpTransport:
+        return McpTransport.STDIO if self.entry.command else McpTransport.STREAMABLE_HTTP
+
+
+def transport_of(entry: config.McpClient) -> McpTransport:
+    return McpTransport.STDIO if entry.command else McpTransport.STREAMABLE_HTTP
+
+
+def server_endpoint(entry: config.McpClient) -> str:
+    """Where an entry is reached, fit to print: the URL as written (a reference names its
+    variable) with its credential parts taken out, or the command line with each URL argument
+    redacted."""
+    if entry.command:
+        return printable_command(entry.command, entry.args)
+    return redact_url(entry.url)
+
+
+def resolve_entry(
+    entry: config.McpClient, environ: Mapping[str, str] | None = None
+) -> ResolvedEntry:
+    """Resolve the ${VAR} references of ``entry``; an unset variable is an error naming the
+    variable and the server."""
+    source = os.environ if environ is None else environ
+    name = entry.name
+    try:
+        env = {
+            key: resolve_references(value, source, where=f'MCP server "{name}" env {key}')
+            for key, value in entry.env.items()
+        }
+        headers = {
+            key: resolve_references(value, source, where=f'MCP server "{name}" header {key}')
+            for key, value in entry.headers.items()
+        }
+        url = (
+            resolve_references(entry.url, source, where=f'MCP server "{name}" url')
+            if entry.url
+            else ""
+        )
+    except FiskError as exc:
+        raise McpServerError(f'cannot connect to MCP server "{name}": {exc}') from None
+    # Only what a reference resolved to is secret; the literal text around it is the file's.
+    secrets = [
+        value
+        for written, resolved in (
+            *((entry.env[key], env[key]) for key in env),
+            *((entry.headers[key], headers[key]) for key in headers),
+            (entry.url, url),
+        )
+        if "${" in written
+        for value in _resolved_parts(written, resolved, source)
+    ]
+    return ResolvedEntry(entry, env, headers, url, Redactor.of(secrets))
+
+
+def _resolved_parts(written: str, resolved: str, environ: Mapping[str, str]) -> list[str]:
+    from fisk_ai.config.references import referenced_names
+
+    return [environ[name] for name in referenced_names(written) if name in environ]
+
+
+def _filters(entry: config.McpClient) -> tuple[ToolFilter, ToolFilter]:
+    # A listing carries no tags, so only the name patterns can select.
+    return ToolFilter(tools=tuple(entry.include.tools)), ToolFilter(
+        tools=tuple(entry.exclude.tools)
+    )
+
+
+class McpConnection:
+    """One server's session, its current listing, and the way back after it dies."""
+
+    def __init__(
+        self,
+        resolved: ResolvedEntry,
+        *,
+        on_change: Callable[[McpConnection], None],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.resolved = resolved
+        self.entry = resolved.entry
+        self.listing = ServerListing(self.entry.name, self.entry.alias, (), 0)
+        self.answer_seconds = 0.0
+        self._on_change = on_change
+        self._warn = warn
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._broken = False
+        self._reconnecting = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+        self._taken: Callable[[McpConnection], set[str]] = lambda _: set()
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def timeout(self) -> float:
+        return self.entry.timeout.total_seconds()
+
+    def _fail(self, what: str, failure: BaseException | str) -> McpServerError:
+        reason = failure if isinstance(failure, str) else _reason(failure)
+        hint = ""
+        if self.resolved.transport is McpTransport.STREAMABLE_HTTP and self.entry.url.rstrip(
+            "/"
+        ).endswith("/sse"):
+            hint = (
+                "; the url looks like an endpoint of the older HTTP+SSE transport, which is not "
+                "supported: point url at the server's streamable HTTP endpoint"
+            )
+        text = f'MCP server "{self.name}" ({server_endpoint(self.entry)}) {what}: {reason}{hint}'
+        return McpServerError(self.resolved.redact(text))
+
+    async def connect(self, taken: Callable[[McpConnection], set[str]]) -> None:
+        """Start or reach the server, hand-shake and list its tools, each step within the
+        entry's timeout."""
+        self._taken = taken
+        started = time.monotonic()
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready), name=f"mcp session {self.name}")
+        try:
+            self._client = await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+        except TimeoutError:
+            await self.close()
+            raise self._fail(
+                "did not start and answer the handshake",
+                f"no answer within {self.entry.timeout.total_seconds():g}s (mcp_clients timeout)",
+            ) from None
+        except McpServerError:
+            await self.close()
+            raise
+        self.answer_seconds = time.monotonic() - started
+        self._broken = False
+        try:
+            await self.relist(strict=True)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _own(self, ready: asyncio.Future[Client]) -> None:
+        from mcp import Client
+
+        resolved = self.resolved
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                target: Any
+                if resolved.transport is McpTransport.STDIO:
+                    from mcp import StdioServerParameters
+
+                    # The child gets this process's environment less every credential
+                    # variable, with the entry's env on top: a child without PATH or HOME
+                    # could not run the servers operators wire up.
+                    environment = tool_environment() | dict(resolved.env)
+                    environment.pop("LLMFORMAT", None)
+                    target = StdioServerParameters(
+                        command=self.entry.command, args=list(self.entry.args), env=environment
+                    )
+                else:
+                    from mcp.client.streamable_http import streamable_http_client
+                    from mcp.shared._httpx_utils import create_mcp_http_client
+
+                    http = await stack.enter_async_context(
+                        create_mcp_http_client(headers=dict(resolved.headers) or None)
+                    )
+                    target = streamable_http_client(resolved.url, http_client=http)
+                client = await stack.enter_async_context(
+                    Client(target, message_handler=self._on_message, cache=None)
+                )
+                listen = asyncio.create_task(self._listen(client))
+                ready.set_result(client)
+                try:
+                    await self._stop.wait()
+                finally:
+                    listen.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listen
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.set_exception(self._fail("did not start", "the start was abandoned"))
+            raise
+        except BaseException as failure:
+            if not ready.done():
+                ready.set_exception(self._fail("could not be started or initialized", failure))
+            else:
+                self._broken = True
+                _log.debug(
+                    "MCP session %s ended: %s", self.name, self.resolved.redact(str(failure))
+                )
+        finally:
+            self._client = None
+            self._broken = True
+
+    async def _listen(self, client: Client) -> None:
+        """On the 2026-07-28 protocol a list change arrives on a subscription stream; older
+        sessions deliver it to the message handler instead."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        with contextlib.suppress(Exception):
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._relist_soon()
+
+    async def _on_message(self, message: Any) -> None:
+        import mcp_types
+
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._relist_soon()
+
+    def _relist_soon(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._relist_quietly())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _relist_quietly(self) -> None:
+        try:
+            await self.relist(strict=False)
+        except McpServerError as exc:
+            self._warn(str(exc))
+
+    async def relist(self, *, strict: bool) -> None:
+        """List the server's tools again, apply the entry's filters and publish the survivors.
+        Outside the start (``strict`` false), a name another source holds is left out and
+        reported rather than failing the run."""
+        client = self._client
+        if client is None:
+            raise self._fail("could not be listed", "the session is closed")
+        try:
+            descriptors = await asyncio.wait_for(_list_all(client), self.timeout)
+        except TimeoutError:
+            raise self._fail(
+                "did not list its tools",
+                f"no answer within {self.entry.timeout.total_seconds():g}s (mcp_clients timeout)",
+            ) from None
+        except Exception as failure:
+            raise self._fail("could not list its tools", failure) from None
+        include, exclude = _filters(self.entry)
+        listing = import_listing(
+            self.name,
+            self.entry.alias,
+            descriptors,
+            self.call,
+            include=include,
+            exclude=exclude,
+            taken=() if strict else self._taken(self),
+        )
+        if not strict:
+            for tool, reason in listing.skipped:
+                if reason.startswith("the name"):
+                    self._warn(
+                        f'MCP server "{self.name}" now lists the tool "{tool}", left out since '
+                        f"{reason}"
+                    )
+        self.listing = listing
+        self._on_change(self)
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        """Call ``tool`` on the server; a dead session is reconnected first, and a server that
+        cannot be reached answers with an error naming it."""
+        client = self._client
+        if client is None or self._broken:
+            try:
+                await self.reconnect()
+            except McpServerError as exc:
+                return Outcome(str(exc), is_error=True)
+            client = self._client
+            assert client is not None
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        try:
+            result = await client.call_tool(tool, dict(arguments))
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._broken = True
+                return Outcome(str(self._fail(f"closed the session during {tool}", exc)), True)
+            return Outcome(str(self._fail(f"refused the call to {tool}", exc)), is_error=True)
+        except (OSError, EOFError) as exc:
+            self._broken = True
+            return Outcome(str(self._fail(f"failed during {tool}", exc)), is_error=True)
+        except Exception as exc:
+            # The anyio stream errors of a dead child land here; the next call reconnects.
+            self._broken = True
+            return Outcome(str(self._fail(f"failed during {tool}", exc)), is_error=True)
+        return _outcome(result, self.resolved.redact)
+
+    async def reconnect(self) -> None:
+        async with self._reconnecting:
+            if self._client is not None and not self._broken:
+                return
+            await self.close()
+            _log.info("reconnecting MCP server %s", self.name)
+            await self.connect(self._taken)
+
+    async def close(self) -> None:
+        """End the session; a stdio child is stopped and reaped (its whole process group)."""
+        self._stop.set()
+        owner, self._owner = self._owner, None
+        for task in list(self._background):
+            task.cancel()
+        if owner is not None:
+            if not owner.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(owner), self.timeout + 5)
+                except (TimeoutError, Exception):
+                    owner.cancel()
+            with contextlib.suppress(BaseException):
+                await owner
+        self._client = None
+
+
+async def _list_all(client: Client) -> list[Any]:
+    tools: list[Any] = []
+    cursor: str | None = None
+    for _ in range(100):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _reason(failure: BaseException) -> str:
+    # The SDK raises exception groups from its task groups; the first leaf is the story.
+    while isinstance(failure, BaseExceptionGroup) and failure.exceptions:
+        failure = failure.exceptions[0]
+    text = str(failure).strip()
+    return text or type(failure).__name__
+
+
+def _outcome(result: Any, redact: Redactor) -> Outcome:
+    parts: list[str] = []
+    for item in result.content:
+        text = getattr(item, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+        else:
+            parts.append(item.model_dump_json(by_alias=True, exclude_none=True))
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return Outcome("\n".join(parts), is_error=bool(result.is_error))
+
+
+@dataclass
+class McpSessions:
+    """The sessions of every mcp_clients entry, in configuration order, and the tools they
+    currently offer. ``generation`` moves whenever a server's listing changes, so a run's tool
+    set is rebuilt only then."""
+
+    connections: list[McpConnection] = field(default_factory=list)
+    generation: int = 0
+    reserved: frozenset[str] = frozenset()
+    _moved: asyncio.Condition = field(default_factory=asyncio.Condition, repr=False)
+    _announcing: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
+
+    def sources(self) -> tuple[ToolSource, ...]:
+        return tuple(
+            ToolSource(mcp_source_label(connection.name), connection.listing.tools)
+            for connection in self.connections
+        )
+
+    @property
+    def tools(self) -> tuple[McpTool, ...]:
+        return tuple(tool for connection in self.connections for tool in connection.listing.tools)
+
+    def reserve(self, names: Sequence[str]) -> None:
+        """The names the run's other sources hold, which a re-listed tool may not take."""
+        self.reserved = frozenset(names)
+
+    def taken_by_others(self, connection: McpConnection) -> set[str]:
+        names = set(self.reserved)
+        for other in self.connections:
+            if other is not connection:
+                names.update(tool.name for tool in other.listing.tools)
+        return names
+
+    def changed(self, _: McpConnection) -> None:
+        self.generation += 1
+        task = asyncio.get_running_loop().create_task(self._announce())
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
+
+    async def _announce(self) -> None:
+        async with self._moved:
+            self._moved.notify_all()
+
+    async def wait_past(self, generation: int) -> int:
+        """Wait until the listings moved past ``generation``; the generation then."""
+        async with self._moved:
+            await self._moved.wait_for(lambda: self.generation > generation)
+        return self.generation
+
+    async def aclose(self) -> None:
+        # Reverse order, like an exit stack: the last server started is the first stopped.
+        for connection in reversed(self.connections):
+            await connection.close()
+
+
+def _stderr_warn(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr)
+
+
+@contextlib.asynccontextmanager
+async def open_mcp_sessions(
+    entries: Sequence[config.McpClient],
+    *,
+    warn: Callable[[str], None] = _stderr_warn,
+    environ: Mapping[str, str] | None = None,
+) -> AsyncIterator[McpSessions]:
+    """Connect every entry in order and keep the sessions until the block ends; the first
+    server that cannot be started, reached, initialized or listed fails the whole open, naming
+    it, after every session already opened is closed. Children are reaped on every way out."""
+    sessions = McpSessions()
+    try:
+        for entry in entries:
+            resolved = resolve_entry(entry, environ)
+            connection = McpConnection(resolved, on_change=sessions.changed, warn=warn)
+            sessions.connections.append(connection)
+            await connection.connect(sessions.taken_by_others)
+        yield sessions
+    finally:
+        await asyncio.shield(sessions.aclose())
+
+
+@dataclass(frozen=True)
+class ServerReport:
+    """One entry as ``fisk info`` reports it."""
+
+    entry: config.McpClient
+    listing: ServerListing | None = None
+    answer_seconds: float = 0.0
+    unavailable: str = ""
+
+    @property
+    def endpoint(self) -> str:
+        return server_endpoint(self.entry)
+
+    @property
+    def transport(self) -> McpTransport:
+        return transport_of(self.entry)
+
+
+async def discover_mcp_servers(
+    entries: Sequence[config.McpClient], environ: Mapping[str, str] | None = None
+) -> tuple[ServerReport, ...]:
+    """Connect each entry alone, read its listing and close it; a server that is down is
+    reported with the reason rather than failing."""
+    reports: list[ServerReport] = []
+    for entry in entries:
+        try:
+            resolved = resolve_entry(entry, environ)
+            connection = McpConnection(resolved, on_change=lambda _: None, warn=lambda _: None)
+            try:
+                await connection.connect(lambda _: set())
+            finally:
+                await connection.close()
+        except McpServerError as exc:
+            reports.append(ServerReport(entry, unavailable=str(exc)))
+            continue
+        reports.append(ServerReport(entry, connection.listing, connection.answer_seconds))
+    return tuple(reports)
