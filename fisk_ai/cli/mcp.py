@@ -74,18 +74,25 @@ def listen_address(flag: str | None, cfg: Config) -> str:
     return flag or os.environ.get(ADDRESS_VARIABLE) or configured or DEFAULT_ADDRESS
 
 
-def refuse_builtins(cfg: Config) -> None:
-    """The knowledge tools are not in this build, so an allowlist naming them cannot be
-    honored; refuse it rather than serve less than the file says."""
-    from fisk_ai.errors import FiskError
+KNOWLEDGE_PAIR_WARNINGS = {
+    "knowledge_search": (
+        "expose.agent.mcp.builtins serves knowledge_search without knowledge_enumerate: a "
+        "caller can retrieve passages but cannot check that it has seen every document holding "
+        "a term"
+    ),
+    "knowledge_enumerate": (
+        "expose.agent.mcp.builtins serves knowledge_enumerate without knowledge_search: a "
+        "caller learns which documents hold the words but cannot read their text"
+    ),
+}
 
-    mcp = cfg.expose.agent.mcp
-    if mcp is not None and mcp.builtins:
-        names = ", ".join(builtin.value for builtin in mcp.builtins)
-        raise FiskError(
-            f"expose.agent.mcp.builtins lists {names}, but the knowledge tools are not built "
-            f"in this build of fisk mcp; remove builtins from {cfg.source}"
-        )
+
+def lone_knowledge_tool(served: set[str]) -> str | None:
+    """The warning for serving one of the two knowledge tools without the other, or None."""
+    knowledge = served & set(KNOWLEDGE_PAIR_WARNINGS)
+    if len(knowledge) == 1:
+        return KNOWLEDGE_PAIR_WARNINGS[knowledge.pop()]
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,7 +115,6 @@ def run(args: argparse.Namespace) -> int:
             f"{cfg.source} has no expose.agent.mcp block, which is what lets fisk mcp serve; "
             "add expose.agent.mcp (an empty block takes the defaults)"
         )
-    refuse_builtins(cfg)
     port = listen_port(args.port, cfg)
     address = listen_address(args.address, cfg)
     work_dir = checked_work_dir(args.work_dir)
@@ -141,7 +147,11 @@ async def _serve(cfg: Config, address: str, port: int, work_dir: Any) -> int:
         include=tool_filter(exposed.include),
         exclude=tool_filter(exposed.exclude),
         confirm_tags=cfg.harness.confirm_tags,
+        builtins=frozenset(builtin.value for builtin in mcp.builtins),
     )
+    lone = lone_knowledge_tool({tool.name for tool in selection.exposed})
+    if lone is not None:
+        say(f"warning: {lone}")
     for name, reason in selection.unservable:
         say(f"warning: tool {name} is not served over MCP: {reason}")
     if not selection.exposed:

@@ -31,6 +31,7 @@ from fisk_ai.tools.base import (
     BehaviorDescriber,
     Confirmable,
     ExecDeps,
+    Kind,
     Outcome,
     ShowsCommand,
     Tool,
@@ -92,16 +93,18 @@ def select_mcp_tools(
     include: ToolFilter | None = None,
     exclude: ToolFilter | None = None,
     confirm_tags: Sequence[str] = (),
+    builtins: frozenset[str] = frozenset(),
 ) -> McpSelection:
     """The tools served over MCP out of a run's ``tools``: those that declare MCP exposure,
-    narrowed by expose.agent.tools. A tool that cannot report whether it is gated is refused,
-    since "needs no gate" and "cannot say" must not look the same."""
+    narrowed by expose.agent.tools, and of the built-in tools only those ``builtins`` (the
+    operator's expose.agent.mcp.builtins) names. A tool that cannot report whether it is gated
+    is refused, since "needs no gate" and "cannot say" must not look the same."""
     exposed: list[Tool] = []
     gated: list[tuple[str, str]] = []
     withheld: list[str] = []
     unservable: list[tuple[str, str]] = []
     for tool in tools:
-        if not tool.mcp_exposable:
+        if not tool.mcp_exposable or (tool.kind is Kind.BUILTIN and tool.name not in builtins):
             withheld.append(tool.name)
             continue
         if not isinstance(tool, Confirmable):

@@ -16,7 +16,9 @@ import mcp_types
 import pytest
 from mcp import Client
 
+from fisk_ai.cli.mcp import lone_knowledge_tool
 from fisk_ai.config import ConfirmOverMcp
+from fisk_ai.knowledge.access import KnowledgeIndex
 from fisk_ai.llm.types import ToolDef
 from fisk_ai.mcpserver.serving import (
     ServeOptions,
@@ -26,6 +28,7 @@ from fisk_ai.mcpserver.serving import (
 )
 from fisk_ai.serve.tools import select_served_tools
 from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.builtin.knowledge import knowledge_source
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import load_application
 from fisk_ai.tools.mcp.importing import import_listing
@@ -276,3 +279,53 @@ async def test_the_server_answers_over_streamable_http(tmp_path: Path) -> None:
     async with served_over_http(app) as url, Client(url) as client:
         result = await client.call_tool("status", {})
     assert json.loads(text_of(result))["command"] == "status"
+
+
+def knowledge_tools(directory: Path) -> tuple[Tool, ...]:
+    index = KnowledgeIndex(directory / "knowledge")
+    return knowledge_source(index, top_k=5, max_injected_tokens=1000).tools
+
+
+async def test_knowledge_tools_are_served_only_as_builtins_names_them(tmp_path: Path) -> None:
+    tools = (*await ops_tools(tmp_path), *knowledge_tools(tmp_path))
+
+    unnamed = select_mcp_tools(tools)
+    named = select_mcp_tools(tools, builtins=frozenset({"knowledge_search"}))
+
+    assert {"knowledge_search", "knowledge_enumerate"} <= set(unnamed.withheld)
+    assert [tool.name for tool in named.exposed if tool.kind is Kind.BUILTIN] == [
+        "knowledge_search"
+    ]
+    assert "knowledge_enumerate" in named.withheld
+
+
+async def test_a_client_searches_knowledge_through_fisk_mcp(tmp_path: Path) -> None:
+    tools = knowledge_tools(tmp_path)
+    selection = select_mcp_tools(
+        tools, builtins=frozenset({"knowledge_search", "knowledge_enumerate"})
+    )
+    options = ServeOptions(
+        name="docs",
+        version="1.0.0",
+        instructions="",
+        max_concurrent=2,
+        tool_timeout=timedelta(seconds=30),
+        confirm=ConfirmOverMcp.AUTO,
+        confirm_tags=(),
+    )
+    calls = ToolCalls(selection.exposed, options, log=[].append)
+    async with Client(build_server(calls)) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("knowledge_search", {"query": "retention"})
+
+    assert listed == {"knowledge_search", "knowledge_enumerate"}
+    assert json.loads(text_of(result))["status"] == "index_not_built"
+
+
+def test_serving_one_knowledge_tool_warns_what_a_caller_loses() -> None:
+    enumerate_only = lone_knowledge_tool({"status", "knowledge_enumerate"})
+    assert enumerate_only is not None and "cannot read their text" in enumerate_only
+    search_only = lone_knowledge_tool({"knowledge_search"})
+    assert search_only is not None and "every document" in search_only
+    assert lone_knowledge_tool({"knowledge_search", "knowledge_enumerate"}) is None
+    assert lone_knowledge_tool({"status"}) is None

@@ -14,7 +14,7 @@ operator's allowlist (``expose.agent.mcp.builtins``), which is why ``mcp_exposab
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.knowledge.errors import KnowledgeError
@@ -84,6 +84,14 @@ class _KnowledgeTool:
     @property
     def a2a_exposable(self) -> bool:
         return False
+
+    @property
+    def tags(self) -> Sequence[str]:
+        # A read-only lookup of the operator's own corpus: nothing to gate.
+        return ("ai:read_only",)
+
+    def confirm_trigger(self, confirm_tags: Sequence[str]) -> str | None:
+        return None
 
     @property
     def command_line(self) -> str:
