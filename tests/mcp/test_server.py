@@ -283,7 +283,7 @@ async def test_the_server_answers_over_streamable_http(tmp_path: Path) -> None:
 
 def knowledge_tools(directory: Path) -> tuple[Tool, ...]:
     index = KnowledgeIndex(directory / "knowledge")
-    return knowledge_source(index, top_k=5, max_injected_tokens=1000).tools
+    return tuple(knowledge_source(index, top_k=5, max_injected_tokens=1000).tools)
 
 
 async def test_knowledge_tools_are_served_only_as_builtins_names_them(tmp_path: Path) -> None:
@@ -313,7 +313,8 @@ async def test_a_client_searches_knowledge_through_fisk_mcp(tmp_path: Path) -> N
         confirm=ConfirmOverMcp.AUTO,
         confirm_tags=(),
     )
-    calls = ToolCalls(selection.exposed, options, log=[].append)
+    logged: list[str] = []
+    calls = ToolCalls(selection.exposed, options, log=logged.append)
     async with Client(build_server(calls)) as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
         result = await client.call_tool("knowledge_search", {"query": "retention"})
