@@ -211,11 +211,19 @@ def _entries(value: Any) -> Any:
     if not isinstance(value, list):
         return value
     seen: dict[Any, None] = {}
-    for entry in value:
+    for entry in _nulls_as_empty(value):
         cleaned = entry.strip() if isinstance(entry, str) else entry
         if cleaned != "":
             seen.setdefault(cleaned, None)
     return list(seen)
+
+
+def _nulls_as_empty(value: Any) -> Any:
+    """A list whose empty entries (a bare ``-``) read as empty text, as Go decodes a null into a
+    string; the entries are normalized later, where blanks are dropped."""
+    if not isinstance(value, list):
+        return value
+    return ["" if entry is None else entry for entry in value]
 
 
 def _compiles(pattern: str) -> str:
@@ -310,6 +318,8 @@ Regex = Annotated[str, AfterValidator(_compiles)]
 Identity = Annotated[str, AfterValidator(_identity_charset)]
 Name = Annotated[str, AfterValidator(_named)]
 NonBlank = Annotated[str, AfterValidator(_not_blank)]
+TextList = Annotated[list[str], BeforeValidator(_nulls_as_empty)]
+"""A list of names where a blank entry is a leftover of editing, dropped when prepared."""
 Trimmed = Annotated[str, AfterValidator(_trimmed)]
 Count = Annotated[int, AfterValidator(_at_least(1))]
 NonNegative = Annotated[int, AfterValidator(_at_least(0))]
@@ -586,7 +596,7 @@ class Harness(Block):
     """How the agent loop around the model behaves."""
 
     human_in_the_loop: HumanInTheLoop = Field(default_factory=HumanInTheLoop)
-    confirm_tags: list[str] = Field(default_factory=list)
+    confirm_tags: TextList = Field(default_factory=list)
     no_tui: bool = False
     no_bell: bool = False
     tool_timeout: Duration = timedelta(minutes=5)
@@ -662,7 +672,7 @@ class Config(Block):
     system_prompt: str = ""
     include: ToolFilter = Field(default_factory=ToolFilter)
     exclude: ToolFilter = Field(default_factory=ToolFilter)
-    global_flags: list[str] = Field(default_factory=list)
+    global_flags: TextList = Field(default_factory=list)
     remote_agents: list[RemoteAgent] = Field(default_factory=list)
     remote_tools: list[RemoteToolHost] = Field(default_factory=list)
     mcp_clients: list[McpClient] = Field(default_factory=list)

@@ -68,6 +68,20 @@ def test_a_go_agent_yaml_reads_as_go_reads_it() -> None:
     assert config.telemetry.sample_ratio == 2
 
 
+def test_a_bare_dash_in_a_list_of_names_is_a_blank_entry_and_dropped() -> None:
+    written = (
+        "identity: go-agent\napplication_path: /bin/true\nsystem_prompt: hi\n"
+        "llm:\n  model: m\n"
+        "harness:\n  confirm_tags:\n    - impact:rw\n    -\n"
+        "global_flags:\n  -\n  - --context\n"
+    )
+
+    config = parse(written, Mode.AGENT)
+
+    assert config.harness.confirm_tags == ["impact:rw"]
+    assert config.global_flags == ["context"]
+
+
 @pytest.mark.parametrize(
     ("written", "read"),
     [("on", "on"), ("off", "off"), ("yes", "yes"), ("no", "no"), ("42", "42"), ("1.10", "1.10")],
