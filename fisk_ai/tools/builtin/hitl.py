@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import Deferral, ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.base import Deferral, ExecDeps, Outcome, Presentation, Tool
+from fisk_ai.tools.builtin.base import BuiltinTool
 from fisk_ai.tools.questions import (
     ConfirmQuestion,
     InputQuestion,
@@ -25,7 +25,6 @@ from fisk_ai.tools.questions import (
     option_text,
 )
 from fisk_ai.tools.toolset import ToolSource
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
 from fisk_ai.util.sanitize import single_line
 
 __all__ = [
@@ -70,50 +69,23 @@ def _question_property(purpose: str) -> dict[str, Any]:
     return {"type": "string", "description": purpose}
 
 
-class _AskHuman:
-    """What the three questions share: identity, exposure, and the path to the prompter."""
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-
-    @property
-    def model_description(self) -> str:
-        return self.description
-
-    @property
-    def kind(self) -> Kind:
-        return Kind.BUILTIN
+class _AskHuman(BuiltinTool):
+    """What the three questions share: they draw their own question and go to the prompter.
+    A question the model cannot find is one it writes as prose, which ends the run instead of
+    reaching the operator, so like every built-in they are never deferred."""
 
     @property
     def presentation(self) -> Presentation:
         return Presentation.SELF_RENDERED
 
     @property
-    def mcp_exposable(self) -> bool:
-        return False
-
-    @property
-    def a2a_exposable(self) -> bool:
-        return False
-
-    @property
     def asks_operator(self) -> bool:
         return True
 
-    def definition(self, defer_loading: bool) -> ToolDef:
-        # The model must always see these: a question it cannot find is a question it writes
-        # as prose, which ends the run instead of reaching the operator.
-        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading=False)
-
     async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        problem = validate_arguments(self.name, self.input_schema, parsed)
-        if problem is not None:
-            return Outcome(problem, is_error=True)
+        parsed = self.checked(arguments)
+        if isinstance(parsed, Outcome):
+            return parsed
         question = shown_text(str(parsed.get("question", "")))
         if not question:
             return Outcome(f'tool "{self.name}" needs a question that is not empty', is_error=True)

@@ -18,10 +18,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.knowledge.errors import KnowledgeError
-from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation
+from fisk_ai.tools.base import ExecDeps, Outcome
+from fisk_ai.tools.builtin.base import TracedBuiltin
 from fisk_ai.tools.toolset import ToolSource
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
 
 if TYPE_CHECKING:
     from fisk_ai.knowledge.access import KnowledgeIndex
@@ -55,10 +54,11 @@ def _json(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-class _KnowledgeTool:
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
+class _KnowledgeTool(TracedBuiltin):
+    """What the two tools share: a trace naming the query, MCP exposure behind the operator's
+    allowlist, and an index failure as a result."""
+
+    traced_argument = "query"
 
     def __init__(self, index: KnowledgeIndex, *, top_k: int, max_injected_tokens: int) -> None:
         self._index = index
@@ -66,24 +66,8 @@ class _KnowledgeTool:
         self._budget = max_injected_tokens * CHARACTERS_PER_TOKEN
 
     @property
-    def model_description(self) -> str:
-        return self.description
-
-    @property
-    def kind(self) -> Kind:
-        return Kind.BUILTIN
-
-    @property
-    def presentation(self) -> Presentation:
-        return Presentation.TRACED
-
-    @property
     def mcp_exposable(self) -> bool:
         return True
-
-    @property
-    def a2a_exposable(self) -> bool:
-        return False
 
     @property
     def tags(self) -> Sequence[str]:
@@ -93,34 +77,10 @@ class _KnowledgeTool:
     def confirm_trigger(self, confirm_tags: Sequence[str]) -> str | None:
         return None
 
-    @property
-    def command_line(self) -> str:
-        return self.name
-
-    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
-        """The trace of a call: the tool name, then the query."""
-        query = arguments.get("query")
-        return [self.name, query] if isinstance(query, str) and query else [self.name]
-
-    def display(self, arguments: str) -> str:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError:
-            return self.name
-        return " ".join(self.argv(parsed))
-
-    def definition(self, defer_loading: bool) -> ToolDef:
-        # Built-ins are never deferred: the model should always know it has a corpus.
-        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading=False)
-
     async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        problem = validate_arguments(self.name, self.input_schema, parsed)
-        if problem is not None:
-            return Outcome(problem, is_error=True)
+        parsed = self.checked(arguments)
+        if isinstance(parsed, Outcome):
+            return parsed
         from fisk_ai.knowledge.store import database_error
 
         try:

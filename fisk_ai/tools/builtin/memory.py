@@ -18,7 +18,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from fisk_ai.llm.types import ToolDef
 from fisk_ai.memory import (
     MAX_CONTENT_BYTES,
     MemoryExists,
@@ -28,9 +27,9 @@ from fisk_ai.memory import (
     MemoryStoreError,
     current_scope,
 )
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.base import ExecDeps, Outcome, Tool
+from fisk_ai.tools.builtin.base import TracedBuiltin
 from fisk_ai.tools.toolset import ToolSource
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
 
 __all__ = [
     "MEMORY_DELETE",
@@ -65,64 +64,18 @@ def _json(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-class _MemoryTool:
-    """What the four tools share: identity, exposure, tracing, and argument checking."""
+class _MemoryTool(TracedBuiltin):
+    """What the four tools share: a trace naming the key, and a store failure as a result."""
 
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
+    traced_argument = "key"
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    @property
-    def model_description(self) -> str:
-        return self.description
-
-    @property
-    def kind(self) -> Kind:
-        return Kind.BUILTIN
-
-    @property
-    def presentation(self) -> Presentation:
-        return Presentation.TRACED
-
-    @property
-    def mcp_exposable(self) -> bool:
-        return False
-
-    @property
-    def a2a_exposable(self) -> bool:
-        return False
-
-    @property
-    def command_line(self) -> str:
-        return self.name
-
-    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
-        """The trace of a call: the tool name, then the key it names."""
-        key = arguments.get("key")
-        return [self.name, key] if isinstance(key, str) and key else [self.name]
-
-    def display(self, arguments: str) -> str:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError:
-            return self.name
-        return " ".join(self.argv(parsed))
-
-    def definition(self, defer_loading: bool) -> ToolDef:
-        # Built-ins are never deferred: the model should always know it has a memory.
-        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading=False)
-
     async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        problem = validate_arguments(self.name, self.input_schema, parsed)
-        if problem is not None:
-            return Outcome(problem, is_error=True)
+        parsed = self.checked(arguments)
+        if isinstance(parsed, Outcome):
+            return parsed
         try:
             return await self._call(parsed)
         except MemoryStoreError as exc:
