@@ -3,6 +3,9 @@
 - served: a command of a fake fisk application run bare (``tool.execute``, a real process per
   call) against the same command called through `fisk mcp`'s server by the SDK's own client
   over streamable HTTP on loopback; the difference is the serving overhead;
+- served, instant: the same against a tool that answers at once in process, over each protocol
+  era (2026-07-28 and the initialize handshake), so the overhead is not lost in a process
+  start's jitter;
 - imported: a direct SDK ``call_tool`` to the SDK-written echo server of the tests (stdio)
   against the same call made through an imported tool (``McpTool.execute`` over a shared
   session); the difference is the import overhead.
@@ -22,15 +25,18 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from fisk_ai.config.models import McpClient  # noqa: E402
+from fisk_ai.llm.types import ToolDef  # noqa: E402
 from fisk_ai.mcpserver.serving import ServeOptions, ToolCalls, build_server  # noqa: E402
-from fisk_ai.tools.base import ExecDeps, Tool  # noqa: E402
+from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool  # noqa: E402
 from fisk_ai.tools.fiskapp.introspect import introspect  # noqa: E402
 from fisk_ai.tools.fiskapp.loader import load_application  # noqa: E402
 from fisk_ai.tools.mcp.sessions import open_mcp_sessions  # noqa: E402
@@ -79,6 +85,46 @@ async def served(calls: int, directory: Path) -> None:
     print(f"  {'overhead':<34} p50 {total - base:7.2f} ms")
 
 
+@dataclass
+class Instant:
+    """A served tool that answers at once, in process."""
+
+    name: str = "instant"
+    description: str = "Answers at once."
+    model_description: str = "Answers at once."
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+    tags: tuple[str, ...] = ()
+    kind: Kind = Kind.CUSTOM
+    presentation: Presentation = Presentation.TRACED
+    mcp_exposable: bool = True
+    a2a_exposable: bool = False
+
+    def confirm_trigger(self, confirm_tags: object) -> str | None:
+        return None
+
+    def definition(self, defer_loading: bool) -> ToolDef:
+        return ToolDef(self.name, self.description, self.input_schema, defer_loading)
+
+    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
+        return Outcome("done")
+
+
+async def served_instant(calls: int) -> None:
+    from mcp import Client
+
+    tool = Instant()
+    bare = await timed(lambda: tool.execute("{}", ExecDeps()), calls)
+    server = build_server(ToolCalls((tool,), ServeOptions(name="bench", version="1")))
+    print("served, instant tool (fisk mcp):")
+    base = report("bare execute (in process)", bare)
+    async with served_over_http(server.streamable_http_app(streamable_http_path="/mcp")) as url:
+        for era, mode in (("2026-07-28", "2026-07-28"), ("handshake", "legacy")):
+            async with Client(url, mode=mode) as client:
+                over = await timed(lambda: client.call_tool("instant", {}), calls)
+            total = report(f"tools/call, {era} era", over)
+            print(f"  {'overhead':<34} p50 {total - base:7.2f} ms")
+
+
 async def imported(calls: int) -> None:
     from mcp import Client, StdioServerParameters
 
@@ -98,6 +144,7 @@ async def imported(calls: int) -> None:
 async def main(calls: int) -> None:
     with tempfile.TemporaryDirectory() as directory:
         await served(calls, Path(directory))
+    await served_instant(calls)
     await imported(calls)
 
 

@@ -40,12 +40,13 @@ def http_entry(url: str, name: str = "web", **fields: Any) -> McpClient:
 @contextlib.asynccontextmanager
 async def served_over_http(app: Any) -> AsyncIterator[str]:
     """Serve an ASGI ``app`` on a free loopback port until the block ends; yields the URL of
-    its /mcp endpoint once it accepts connections."""
+    its /mcp endpoint once it accepts connections. The socket is bound the way `fisk mcp` binds
+    its own, so what is timed over it is what `fisk mcp` serves."""
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
+    from fisk_ai.mcpserver.listener import bind
+
+    sock = bind("127.0.0.1", 0)
     started = asyncio.Event()
 
     class Server(uvicorn.Server):

@@ -61,6 +61,9 @@ async def grow(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("ECHO_STDERR"):
+        sys.stderr.write(os.environ["ECHO_STDERR"] + "\n")
+        sys.stderr.flush()
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

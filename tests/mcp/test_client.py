@@ -4,6 +4,7 @@ HTTP, against a server written with the SDK's own MCPServer."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from typing import Any
@@ -124,6 +125,19 @@ async def test_stdio_server_tools_are_imported_and_called() -> None:
         assert "echo_add" in [tool.name for tool in sessions.tools]
         outcome = await tool_named(sessions, "echo_add").execute('{"a": 2, "b": 3}', DEPS)
     assert outcome == Outcome("5")
+
+
+async def test_a_stdio_servers_stderr_becomes_a_log_line_not_terminal_output(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    entry = stdio_entry(env={"ECHO_STDERR": "starting up \x1b]0;owned\x07 now"})
+    with caplog.at_level(logging.WARNING, logger="fisk_ai.tools.mcp.sessions"):
+        async with open_mcp_sessions([entry]) as sessions:
+            await tool_named(sessions, "echo_add").execute('{"a": 1, "b": 1}', DEPS)
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("starting up" in line and "now" in line for line in logged)
+    assert not any("\x1b" in line for line in logged)
+    assert "starting up" not in capfd.readouterr().err
 
 
 async def test_the_child_gets_its_env_and_never_the_provider_key(

@@ -25,10 +25,11 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fisk_ai import config
 from fisk_ai.config.references import resolve_references
@@ -46,6 +47,7 @@ from fisk_ai.tools.mcp.importing import (
 from fisk_ai.tools.selection import ToolFilter
 from fisk_ai.tools.toolset import ToolSource
 from fisk_ai.util.redact import redact_url
+from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -236,15 +238,18 @@ class McpConnection:
                 target: Any
                 if resolved.transport is McpTransport.STDIO:
                     from mcp import StdioServerParameters
+                    from mcp.client.stdio import stdio_client
 
                     # The child gets this process's environment less every credential
                     # variable, with the entry's env on top: a child without PATH or HOME
                     # could not run the servers operators wire up.
                     environment = tool_environment() | dict(resolved.env)
                     environment.pop("LLMFORMAT", None)
-                    target = StdioServerParameters(
+                    parameters = StdioServerParameters(
                         command=self.entry.command, args=list(self.entry.args), env=environment
                     )
+                    errors = stack.enter_context(_child_stderr(self.name))
+                    target = stdio_client(parameters, errlog=errors)
                 else:
                     from mcp.client.streamable_http import streamable_http_client
                     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -486,6 +491,31 @@ class McpSessions:
         # Reverse order, like an exit stack: the last server started is the first stopped.
         for connection in reversed(self.connections):
             await connection.close()
+
+
+@contextlib.contextmanager
+def _child_stderr(server: str) -> Iterator[TextIO]:
+    """Where a stdio server's standard error goes: a pipe whose lines become log warnings,
+    stripped of control sequences, rather than the terminal itself, where a child's writes
+    would draw over the workstation and could carry escape sequences to the operator's screen.
+    """
+    read_end, write_end = os.pipe()
+    writer = os.fdopen(write_end, "w")
+
+    def relay() -> None:
+        with os.fdopen(read_end, encoding="utf-8", errors="replace") as reader:
+            for line in reader:
+                if line.strip():
+                    _log.warning("MCP server %s: %s", server, single_line(line))
+
+    relaying = threading.Thread(target=relay, name=f"mcp {server} stderr", daemon=True)
+    relaying.start()
+    try:
+        yield writer
+    finally:
+        writer.close()
+        # The child is reaped before this runs, so its copy of the pipe is closed too.
+        relaying.join(timeout=2)
 
 
 def _stderr_warn(text: str) -> None:
