@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from fisk_ai.errors import FiskError
-from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import ExecDeps, ExecRecord, Kind, Outcome, Presentation
+from fisk_ai.tools.base import ExecDeps, ExecRecord, Kind, Outcome
+from fisk_ai.tools.imported import ImportedTool
 from fisk_ai.tools.selection import ToolFilter, is_selected
 from fisk_ai.tools.toolset import ToolCollisionError, ToolSource
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments
@@ -120,9 +120,11 @@ def outcome_of(reply: RemoteReply) -> Outcome:
 
 
 @dataclass(frozen=True)
-class RemoteTool:
+class RemoteTool(ImportedTool):
     """A tool served by another agent; ``name`` is what this run calls it, ``remote_name`` what
     the peer does."""
+
+    origin = "remote"
 
     name: str
     remote_name: str
@@ -132,38 +134,8 @@ class RemoteTool:
     call: RemoteCall = field(repr=False, compare=False)
 
     @property
-    def model_description(self) -> str:
-        return self.description
-
-    @property
     def kind(self) -> Kind:
         return Kind.REMOTE
-
-    @property
-    def presentation(self) -> Presentation:
-        return Presentation.REMOTE
-
-    @property
-    def mcp_exposable(self) -> bool:
-        return False
-
-    @property
-    def a2a_exposable(self) -> bool:
-        return False
-
-    @property
-    def command_line(self) -> str:
-        return self.display("")
-
-    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
-        """The call line's words; a peer's tool runs nothing here, so it shows where it runs."""
-        return [self.name, "(remote", f"{self.alias})"]
-
-    def display(self, arguments: str) -> str:
-        return f"{self.name} (remote {self.alias})"
-
-    def definition(self, defer_loading: bool) -> ToolDef:
-        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading)
 
     def renamed(self, name: str) -> RemoteTool:
         return replace(self, name=name)

@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation
+from fisk_ai.tools.base import ExecDeps, Kind, Outcome
+from fisk_ai.tools.imported import ImportedTool
 from fisk_ai.tools.selection import ToolFilter, is_selected
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 from fisk_ai.util.redact import REDACTED, redact_url
@@ -96,8 +96,10 @@ failure the model should read, which it returns as an error outcome naming the s
 
 
 @dataclass(frozen=True)
-class McpTool:
+class McpTool(ImportedTool):
     """A tool served by an MCP server; ``name`` is ``<alias>_<remote_name>``."""
+
+    origin = "mcp"
 
     name: str
     remote_name: str
@@ -108,38 +110,8 @@ class McpTool:
     call: McpCall = field(repr=False, compare=False)
 
     @property
-    def model_description(self) -> str:
-        return self.description
-
-    @property
     def kind(self) -> Kind:
         return Kind.MCP
-
-    @property
-    def presentation(self) -> Presentation:
-        return Presentation.REMOTE
-
-    @property
-    def mcp_exposable(self) -> bool:
-        return False
-
-    @property
-    def a2a_exposable(self) -> bool:
-        return False
-
-    @property
-    def command_line(self) -> str:
-        return self.display("")
-
-    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
-        """The call line's words; the server runs the call, so it shows where it runs."""
-        return [self.name, "(mcp", f"{self.alias})"]
-
-    def display(self, arguments: str) -> str:
-        return f"{self.name} (mcp {self.alias})"
-
-    def definition(self, defer_loading: bool) -> ToolDef:
-        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading)
 
     async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
         try:

@@ -1,0 +1,57 @@
+"""What a tool another party runs has in common, whether an a2a peer or an MCP server runs it.
+
+Such a tool is never served on (neither over MCP nor over a2a), never gated here (its owner
+decides), shown as where it runs rather than as a command line, and deferred behind tool search
+like any other when there are many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from fisk_ai.llm.types import ToolDef
+from fisk_ai.tools.base import Presentation
+
+__all__ = ["ImportedTool"]
+
+
+class ImportedTool:
+    """``origin`` names what runs it (``remote``, ``mcp``) in the call line:
+    ``stream_ls (remote nats)``."""
+
+    name: str
+    alias: str
+    description: str
+    input_schema: Mapping[str, Any]
+    origin: ClassVar[str]
+
+    @property
+    def model_description(self) -> str:
+        return self.description
+
+    @property
+    def presentation(self) -> Presentation:
+        return Presentation.REMOTE
+
+    @property
+    def mcp_exposable(self) -> bool:
+        return False
+
+    @property
+    def a2a_exposable(self) -> bool:
+        return False
+
+    @property
+    def command_line(self) -> str:
+        return self.display("")
+
+    def argv(self, arguments: Mapping[str, Any]) -> list[str]:
+        """The call line's words: nothing runs here, so it shows where it runs."""
+        return [self.name, f"({self.origin}", f"{self.alias})"]
+
+    def display(self, arguments: str) -> str:
+        return f"{self.name} ({self.origin} {self.alias})"
+
+    def definition(self, defer_loading: bool) -> ToolDef:
+        return ToolDef(self.name, self.model_description, self.input_schema, defer_loading)
