@@ -113,7 +113,7 @@ def run_tool_set(
         if knowledge is None:
             from fisk_ai.knowledge.access import KnowledgeIndex, knowledge_directory
 
-            knowledge = KnowledgeIndex(knowledge_directory(cfg))
+            knowledge = KnowledgeIndex(knowledge_directory(cfg), settings.embeddings)
         sources.append(
             knowledge_source(
                 knowledge, top_k=settings.top_k, max_injected_tokens=settings.max_injected_tokens

@@ -98,6 +98,10 @@ class WarningKind(enum.StrEnum):
     MEMORY_INDEX_UNAVAILABLE = "memory_index_unavailable"
     """The memory store could not be listed as the run started, so the run has no index;
     ``error`` says why."""
+    PII_FOUND = "pii_found"
+    """The PII guard found personal data or a credential (or its scan failed), raised once per
+    run; ``name`` says where, ``params`` the checks that matched, ``count`` how many findings,
+    ``error`` the sentence. The matched text itself is never carried."""
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ from fisk_ai.llm.types import (
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.records import Assistant, Decision, Deferred, Payload, Record, ToolResult
 from fisk_ai.sessions.store import Journal
+from fisk_ai.telemetry import ErrorClass
 from fisk_ai.tools.base import (
     AsksOperator,
     Confirmable,
@@ -129,6 +130,10 @@ def _waiting_message(run_id: str, calls: list[Deferred]) -> str:
         f"the run is waiting on the deferred results of {described}; supply each with fisk "
         f"session answer {run_id} CALL_ID, then resume"
     )
+
+
+MODEL_CALL_FAILED = ErrorClass("model_call_failed")
+TOOL_CALL_FAILED = ErrorClass("tool_error")
 
 
 class AgentError(FiskError):
@@ -269,6 +274,7 @@ class AgentLoop:
         self._gate = gate
         self._prompter = prompter
         self._hooks = resources.hooks or Hooks()
+        self._telemetry = resources.telemetry
         self._suspend = suspend
         self._warned_sent_directly = False
 
@@ -346,10 +352,14 @@ class AgentLoop:
             tool_search=plan.tool_search,
             call_timeout=settings.call_timeout,
         )
-        try:
-            response = await self._provider.call(request)
-        except FiskError as exc:
-            return Failed(str(exc))
+        with self._telemetry.model_call(capabilities.semconv_provider, settings.model) as span:
+            try:
+                response = await self._provider.call(request)
+            except FiskError as exc:
+                span.fail(MODEL_CALL_FAILED)
+                return Failed(str(exc))
+            span.usage(response.usage.input_tokens, response.usage.output_tokens)
+            span.finish_reasons(response.stop_reason)
 
         usage = response.usage
         message = response.message
@@ -427,6 +437,17 @@ class AgentLoop:
         return None
 
     async def _run_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock | Deferred:
+        # One span covers every exit, so a call that never ran is still a span.
+        with self._telemetry.tool_call(call.name) as span:
+            span.content("gen_ai.tool.call.arguments", lambda: call.input)
+            answer = await self._handle_call(call, tools)
+            if isinstance(answer, ToolResultBlock):
+                if answer.is_error:
+                    span.fail(TOOL_CALL_FAILED)
+                span.content("gen_ai.tool.call.result", lambda: answer.content)
+            return answer
+
+    async def _handle_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock | Deferred:
         # 1. Registry lookup: an unknown tool is answered, never dispatched.
         tool = tools.get(call.name)
         if tool is None:

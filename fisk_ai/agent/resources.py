@@ -10,6 +10,8 @@ from fisk_ai import config
 from fisk_ai.errors import FiskError
 from fisk_ai.llm import registry
 from fisk_ai.llm.types import Provider
+from fisk_ai.telemetry import DISABLED, Telemetry, TelemetrySettings
+from fisk_ai.telemetry import start as start_telemetry_settings
 
 if TYPE_CHECKING:
     from fisk_ai.agent.hooks import Hooks
@@ -36,7 +38,8 @@ class MemoryAccess:
 class Resources:
     """What every run of one agent shares, built once by whoever hosts it: the settings, the
     model, the tools (or a function returning the current set, read once per model call), the
-    session store, and the system prompt's parts, hooks and memory when the agent has them."""
+    session store, and the system prompt's parts, hooks and memory when the agent has them;
+    ``telemetry`` is the handle spans go through (the disabled one unless export is on)."""
 
     settings: AgentSettings
     provider: Provider
@@ -45,6 +48,7 @@ class Resources:
     system: SystemPrompt | None = None
     hooks: Hooks | None = None
     memory: MemoryAccess | None = None
+    telemetry: Telemetry = DISABLED
 
 
 @dataclass(frozen=True)
@@ -95,3 +99,22 @@ def build_provider(cfg: config.Config, options: ProviderOptions) -> Provider:
 
         provider = RecordingProvider(provider, options.record)
     return provider
+
+
+def start_telemetry(cfg: config.Config, *, disabled_by: str = "") -> Telemetry:
+    """The telemetry handle of ``cfg``: the disabled one unless ``telemetry.enabled`` is set
+    and nothing switched it off (``disabled_by`` names the switch, such as --no-telemetry).
+    A bad endpoint fails here, before anything is hosted; capture is off whenever export is."""
+    block = cfg.telemetry
+    return start_telemetry_settings(
+        TelemetrySettings(
+            enabled=block.enabled,
+            endpoint=block.endpoint,
+            service_name=block.service_name or cfg.identity,
+            sample_ratio=block.sample_ratio,
+            no_metrics=block.no_metrics,
+            capture=block.capture.enabled,
+            capture_max_bytes=block.capture.max_bytes,
+            disabled_by=disabled_by,
+        )
+    )

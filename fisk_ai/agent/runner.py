@@ -23,6 +23,7 @@ import contextlib
 import os
 import socket
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Never, Self
 
@@ -55,6 +56,7 @@ from fisk_ai.agent.outcome import (
     TurnOutcome,
     continuable,
 )
+from fisk_ai.agent.pii import PiiError, guarded_hooks
 from fisk_ai.agent.prompt import SystemPrompt, memory_index
 from fisk_ai.agent.resources import Resources
 from fisk_ai.llm.types import Message, Role, Usage, user_text
@@ -109,7 +111,17 @@ class Runner:
         events: EventSink,
         prompter: Prompter | None = None,
         suspend: asyncio.Event | None = None,
+        traceparent: str = "",
     ) -> None:
+        # The W3C trace context of whoever sent the prompt; the run's span continues it.
+        self.traceparent = traceparent
+        # The run installs the PII guard itself, after the caller's hooks, so every path into
+        # the loop is scanned; a scanner that will not build stops the run here.
+        try:
+            hooks = guarded_hooks(resources.hooks, resources.settings.pii_mode, events)
+        except PiiError as exc:
+            raise AgentError(str(exc)) from None
+        resources = replace(resources, hooks=hooks)
         self._resources = resources
         self._settings = resources.settings
         self._provider = resources.provider
@@ -145,9 +157,17 @@ class Runner:
     ) -> None:
         await self.close()
 
-    async def start(self, prompt: str, *, session_id: str | None = None) -> RunResult:
+    async def start(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        conversation_token: str = "",
+        caller: str = "",
+    ) -> RunResult:
         """Start a new conversation with ``prompt``, journaled under ``session_id`` or a new
-        KSUID, and run its first turn."""
+        KSUID, and run its first turn. A served run names the ``conversation_token`` it is
+        continued by and the ``caller`` that asked, and its journal's meta keeps both."""
         self._require_idle()
         try:
             submitted = await self._hooks.submit_prompt(prompt)
@@ -165,6 +185,8 @@ class Runner:
             fingerprint=self._fingerprint(tools, system),
             prompt=submitted,
             interactive=self._settings.interactive,
+            conversation_token=conversation_token,
+            caller=caller,
         )
         journal = JournalWriter(await self._store.create(run_id, meta), [Record(1, meta)])
         loop = self._attach(journal, system.blocks(resumed=False), ConfirmGate(self._prompter))
@@ -385,6 +407,12 @@ class Runner:
         return self._loop
 
     async def _run(self, body: Callable[[], Awaitable[TurnOutcome]]) -> RunResult:
+        """Run a turn inside its root span, which continues the caller's trace if it sent one;
+        the span is outermost so it sees whatever the barrier made of a failure."""
+        with self._resources.telemetry.run(self._settings.identity, traceparent=self.traceparent):
+            return await self._run_turn(body)
+
+    async def _run_turn(self, body: Callable[[], Awaitable[TurnOutcome]]) -> RunResult:
         """Run a turn behind the barrier: whatever raises ends the run once, journaled."""
         journal, _ = self._require_attached()
         try:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fisk_ai.config.models import PiiMode
 from fisk_ai.llm.types import ThinkingMode
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class AgentSettings:
     interactive: bool = False
     verbose: bool = False
     identity: str = ""
+    pii_mode: PiiMode = PiiMode.REDACT
 
 
 def settings_from_config(
@@ -75,4 +77,5 @@ def settings_from_config(
         interactive=interactive,
         verbose=verbose,
         identity=cfg.identity,
+        pii_mode=cfg.harness.pii.mode,
     )

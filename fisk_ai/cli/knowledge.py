@@ -8,6 +8,7 @@ SQLite.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -60,6 +61,8 @@ def register(subcommands: Any) -> None:
     )
     index.set_defaults(handler=run_index)
 
+    _register_watch_and_words(actions)
+
     search = actions.add_parser("search", help="search as knowledge_search does")
     search.add_argument("query", nargs="+")
     search.add_argument("--top-k", type=int, default=0, help="how many hits (1 to 20)")
@@ -100,6 +103,31 @@ def register(subcommands: Any) -> None:
     actions.add_parser("doctor", help="check the store").set_defaults(handler=run_doctor)
 
 
+def _register_watch_and_words(actions: Any) -> None:
+    watch = actions.add_parser(
+        "watch",
+        help="index, then keep the index in line with the files as they change",
+        description="Index the paths, then watch them: a created, edited or deleted file is "
+        "reflected in the index within a second. Holds the writer lock until interrupted.",
+    )
+    watch.add_argument("paths", nargs="*", metavar="PATH")
+    watch.set_defaults(handler=run_watch)
+
+    words = actions.add_parser(
+        "words", help="list the indexed words (the exact vocabulary) with their document counts"
+    )
+    words.add_argument("pattern", nargs="?", default="", help="a substring the word must hold")
+    words.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    words.add_argument("--min-docs", type=int, default=1, help="in at least this many documents")
+    words.add_argument("--max-docs", type=int, default=0, help="in at most this many (0: any)")
+    words.add_argument("--field", choices=("body", "heading"), default=None)
+    words.add_argument("--sort", choices=("docs", "word", "stem"), default="docs")
+    words.add_argument("--words-only", action="store_true", help="print the words only")
+    words.add_argument("--count", action="store_true", help="print only how many words")
+    words.add_argument("--exit-code", action="store_true", help="exit 1 when no word matched")
+    words.set_defaults(handler=run_words)
+
+
 def _config(args: argparse.Namespace) -> Config:
     from fisk_ai.config import Mode, load
 
@@ -136,21 +164,56 @@ def _reader(args: argparse.Namespace) -> KnowledgeReader:
     return reader
 
 
+def _roots(args: argparse.Namespace, cfg: Config) -> list[str]:
+    roots = list(args.paths) or list(cfg.harness.knowledge.paths)
+    if not roots:
+        raise FiskError(
+            "harness.knowledge.paths is empty; list the directories to index there, or pass "
+            f"them to fisk knowledge {'watch' if args.handler is run_watch else 'index'}"
+        )
+    return roots
+
+
+def _vector_tier(cfg: Config) -> tuple[Any, Any]:
+    """The embedder and the manifest it asks for, the dimension probed from the live endpoint
+    before anything is written (so an unreachable endpoint leaves the index whole); (None,
+    None) without embeddings."""
+    from fisk_ai.knowledge.access import wanted_manifest
+    from fisk_ai.knowledge.embeddings import Embedder
+
+    settings = cfg.harness.knowledge.embeddings
+    if settings is None:
+        return None, None
+    embedder = Embedder(settings)
+    return embedder, wanted_manifest(settings, embedder.probe())
+
+
+def _open_writer(args: argparse.Namespace, cfg: Config, *, rebuild: bool) -> tuple[Any, Any]:
+    """The writer with its vector tier planned, and the ``embed`` its passes use."""
+    from fisk_ai.knowledge.indexing import vector_embed
+    from fisk_ai.knowledge.store import KnowledgeWriter
+
+    embedder, wanted = _vector_tier(cfg)
+    writer = KnowledgeWriter(_directory(args, cfg), rebuild=rebuild)
+    writer.open()
+    try:
+        writer.plan_vectors(wanted)
+    except BaseException:
+        writer.close()
+        raise
+    return writer, None if embedder is None else vector_embed(embedder)
+
+
 def run_index(args: argparse.Namespace) -> int:
     from fisk_ai.knowledge.access import refuse_unbuilt_keys
     from fisk_ai.knowledge.indexing import index_files, walk
-    from fisk_ai.knowledge.store import KnowledgeReader, KnowledgeWriter, stored_documents
+    from fisk_ai.knowledge.store import KnowledgeReader, stored_documents
     from fisk_ai.lineui.knowledge import ProgressLine
 
     cfg = _config(args)
     refuse_unbuilt_keys(cfg)
     directory = _directory(args, cfg)
-    roots = list(args.paths) or list(cfg.harness.knowledge.paths)
-    if not roots:
-        raise FiskError(
-            "harness.knowledge.paths is empty; list the directories to index there, or pass "
-            "them to fisk knowledge index"
-        )
+    roots = _roots(args, cfg)
     files = list(walk(roots, directory))
     reconcile = not args.paths
     progress = ProgressLine()
@@ -164,10 +227,16 @@ def run_index(args: argparse.Namespace) -> int:
         report = index_files(None, stored, files, reconcile=reconcile)
         print(report.line(dry_run=True))
         return 0
-    with KnowledgeWriter(directory, rebuild=args.reindex) as writer:
+    writer, embed = _open_writer(args, cfg, rebuild=args.reindex)
+    with contextlib.closing(writer):
         try:
             report = index_files(
-                writer, writer.documents(), files, reconcile=reconcile, progress=progress
+                writer,
+                writer.documents(),
+                files,
+                reconcile=reconcile,
+                progress=progress,
+                embed=embed,
             )
         finally:
             progress.clear()
@@ -175,8 +244,57 @@ def run_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_watch(args: argparse.Namespace) -> int:
+    from fisk_ai.knowledge.access import refuse_unbuilt_keys
+    from fisk_ai.knowledge.watch import Watcher
+
+    cfg = _config(args)
+    refuse_unbuilt_keys(cfg)
+    roots = _roots(args, cfg)
+    writer, embed = _open_writer(args, cfg, rebuild=False)
+    with contextlib.closing(writer):
+        watcher = Watcher(writer, roots, reconcile=not args.paths, embed=embed)
+        print(watcher.full_pass().line(), flush=True)
+        print(f"watching {', '.join(roots)}; interrupt to stop", file=sys.stderr, flush=True)
+        watcher.run(
+            lambda report: print(report.line(), flush=True),
+            on_warning=lambda message: print(f"warning: {message}", file=sys.stderr),
+        )
+    return 0
+
+
+def run_words(args: argparse.Namespace) -> int:
+    from fisk_ai.knowledge.search import vocabulary
+    from fisk_ai.lineui.knowledge import word_lines
+
+    if args.limit < 1 or args.min_docs < 1 or args.max_docs < 0:
+        raise FiskError("--limit and --min-docs must be at least 1, --max-docs at least 0")
+    reader = _reader(args)
+    with reader.use() as connection:
+        found = vocabulary(
+            connection,
+            args.pattern,
+            field=args.field,
+            min_docs=args.min_docs,
+            max_docs=args.max_docs,
+        )
+    reader.close()
+    if args.sort == "word":
+        found.sort(key=lambda word: word.word)
+    elif args.sort == "stem":
+        found.sort(key=lambda word: (word.stem, word.word))
+    if args.count:
+        print(len(found))
+    elif found:
+        shown = found[: args.limit]
+        sys.stdout.write(word_lines(shown, words_only=args.words_only))
+        if len(shown) < len(found):
+            print(f"{len(found) - len(shown)} more; raise --limit to list them", file=sys.stderr)
+    return 1 if args.exit_code and not found else 0
+
+
 def run_search(args: argparse.Namespace) -> int:
-    from fisk_ai.knowledge.search import search
+    from fisk_ai.knowledge.access import KnowledgeIndex
     from fisk_ai.lineui.knowledge import search_lines
 
     cfg = _config(args)
@@ -184,9 +302,13 @@ def run_search(args: argparse.Namespace) -> int:
     if not 1 <= top_k <= 20:
         raise FiskError(f"--top-k must be between 1 and 20, not {args.top_k}")
     reader = _reader(args)
-    with reader.use() as connection:
-        answer = search(connection, " ".join(args.query), top_k)
     reader.close()
+    index = KnowledgeIndex(reader.paths.directory, cfg.harness.knowledge.embeddings)
+    try:
+        answer = index.search_blocking(" ".join(args.query), top_k)
+    finally:
+        index.close()
+    print(answer.tier, file=sys.stderr)
     if answer.status.value == "index_empty":
         print("the knowledge index holds no documents", file=sys.stderr)
         return 0

@@ -9,12 +9,12 @@ import sys
 from collections.abc import Sequence
 
 from fisk_ai import __version__
-from fisk_ai.cli import discover, info, knowledge, mcp, run, serve, session
+from fisk_ai.cli import discover, info, jobs, knowledge, mcp, run, serve, session
 from fisk_ai.cli.flags import env_flag
 from fisk_ai.errors import FiskError
 from fisk_ai.util.sanitize import single_line
 
-COMMANDS = (run, session, info, serve, mcp, knowledge, discover)
+COMMANDS = (run, session, info, serve, jobs, mcp, knowledge, discover)
 
 
 def build_parser() -> argparse.ArgumentParser:

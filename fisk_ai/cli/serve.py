@@ -1,14 +1,19 @@
 """`fisk serve`: host the agent behind the endpoints its configuration enables, until interrupted.
 
-This build answers prompts and serves tools over a2a, both on one connection; a configuration
-enabling queued jobs or Slack is refused with the endpoint named, rather than started without it.
+This build answers prompts and serves tools over a2a, both on one connection, and takes queued
+jobs off a Choria asyncjobs work queue; the prompts and jobs channels run on one Server sharing
+the provider and stores. A configuration enabling Slack is refused with the endpoint named,
+rather than started without it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.cli.flags import add_common_flags, env_flag
@@ -16,9 +21,14 @@ from fisk_ai.cli.flags import add_common_flags, env_flag
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from fisk_ai.a2a.transport import Transport
+    from fisk_ai.agent.application import ApplicationTools
     from fisk_ai.agent.resources import ProviderOptions
     from fisk_ai.config import Config
-    from fisk_ai.serve.prompts import PromptsServer
+    from fisk_ai.llm.types import Provider
+    from fisk_ai.serve.jobs.channel import JobsChannel
+    from fisk_ai.serve.prompts.intake import PromptsChannel
+    from fisk_ai.serve.server import Channel, HostedChannels
     from fisk_ai.serve.tools import ServedSelection, ToolsServer
 
 DEFAULT_CONFIG = "agent.yaml"
@@ -33,8 +43,9 @@ def register(subcommands: Any) -> None:
         "serve",
         help="serve the agent to other agents until interrupted",
         description="Host the agent behind the endpoints agent.yaml enables (in this build: "
-        "answering prompts over a2a, expose.agent.a2a.prompts, and its tools over a2a, "
-        "expose.agent.a2a.serve_tools). The first interrupt drains, the second stops at once.",
+        "answering prompts over a2a, expose.agent.a2a.prompts, its tools over a2a, "
+        "expose.agent.a2a.serve_tools, and queued jobs, expose.agent.jobs). The first "
+        "interrupt drains, the second stops at once.",
     )
     parser.add_argument(
         "--config", default=DEFAULT_CONFIG, help="the agent configuration (default: agent.yaml)"
@@ -75,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
     require_something_to_serve(cfg)
     refuse_endpoints_not_built(cfg)
     work_dir = checked_work_dir(args.work_dir)
-    return asyncio.run(_serve(cfg, work_dir, provider_options(args), args.state_dir))
+    return asyncio.run(
+        _serve(cfg, work_dir, provider_options(args), args.state_dir, workers=args.workers)
+    )
 
 
 def provider_options(args: argparse.Namespace) -> ProviderOptions:
@@ -92,6 +105,15 @@ def answers_prompts(cfg: Config) -> bool:
     return a2a is not None and a2a.prompts is not None
 
 
+def takes_jobs(cfg: Config) -> bool:
+    return cfg.expose.agent.jobs is not None
+
+
+def runs_agent(cfg: Config) -> bool:
+    """Whether a channel of ``cfg`` runs the agent loop, and so needs the provider."""
+    return answers_prompts(cfg) or takes_jobs(cfg)
+
+
 def serves_tools(cfg: Config) -> bool:
     a2a = cfg.expose.agent.a2a
     return a2a is not None and a2a.serve_tools
@@ -103,7 +125,6 @@ def refuse_endpoints_not_built(cfg: Config) -> None:
 
     agent = cfg.expose.agent
     missing = [
-        (agent.jobs is not None, "expose.agent.jobs"),
         (agent.slack is not None, "expose.agent.slack"),
     ]
     for enabled, key in missing:
@@ -130,10 +151,13 @@ def checked_work_dir(value: str | None) -> Path | None:
 
 
 async def _serve(
-    cfg: Config, work_dir: Path | None, provider_options: ProviderOptions, state_dir: str | None
+    cfg: Config,
+    work_dir: Path | None,
+    provider_options: ProviderOptions,
+    state_dir: str | None,
+    *,
+    workers: int | None = None,
 ) -> int:
-    import contextlib
-
     from fisk_ai.agent.application import load_application_tools, run_tool_set, tool_filter
     from fisk_ai.agent.resources import build_provider
     from fisk_ai.serve.connection import connect_transport
@@ -143,7 +167,6 @@ async def _serve(
         ServedEndpoints,
         serve_until_stopped,
     )
-    from fisk_ai.serve.prompts import answer_prompts
     from fisk_ai.serve.tools import ToolsOptions, ToolsServer, select_served_tools
     from fisk_ai.util.sanitize import single_line
 
@@ -151,9 +174,8 @@ async def _serve(
         print(f"warning: {single_line(text)}", file=sys.stderr)
 
     a2a = cfg.expose.agent.a2a
-    assert a2a is not None, "SERVE validation admits nothing else here"
     # Built before anything connects, so a missing key fails the process at once.
-    provider = build_provider(cfg, provider_options) if answers_prompts(cfg) else None
+    provider = build_provider(cfg, provider_options) if runs_agent(cfg) else None
     try:
         application_tools = await load_application_tools(cfg)
         for warning in application_tools.warnings:
@@ -165,22 +187,17 @@ async def _serve(
         )
         try:
             async with contextlib.AsyncExitStack() as started:
-                prompts: PromptsServer | None = None
-                if provider is not None:
-                    prompts = await started.enter_async_context(
-                        answer_prompts(
-                            cfg,
-                            transport,
-                            provider=provider,
-                            application_tools=application_tools,
-                            state_dir=state_dir,
-                            work_dir=work_dir,
-                            warn=warn,
-                        )
-                    )
+                prompts, jobs, hosted = await _host_channels(
+                    cfg,
+                    started,
+                    transport,
+                    provider,
+                    application_tools,
+                    _HostPlaces(state_dir, work_dir, workers, warn),
+                )
                 tools: ToolsServer | None = None
                 selection: ServedSelection | None = None
-                if a2a.serve_tools:
+                if a2a is not None and a2a.serve_tools:
                     exposed = cfg.expose.agent.tools
                     selection = select_served_tools(
                         run_tool_set(cfg, application_tools),
@@ -207,6 +224,7 @@ async def _serve(
                     tools=tools,
                     selection=selection,
                     work_dir=work_dir,
+                    jobs=(jobs, workers is not None) if jobs is not None else None,
                 )
 
                 def announce() -> None:
@@ -214,11 +232,11 @@ async def _serve(
                     sys.stdout.flush()
 
                 return await serve_until_stopped(
-                    ServedEndpoints(cfg.identity, prompts=prompts, tools=tools),
+                    ServedEndpoints(cfg.identity, prompts=hosted, tools=tools),
                     transport,
-                    draining_line=CHANNEL_DRAINING_LINE if prompts is not None else DRAINING_LINE,
+                    draining_line=CHANNEL_DRAINING_LINE if hosted is not None else DRAINING_LINE,
                     announce=announce,
-                    serving=prompts.serving if prompts is not None else None,
+                    serving=hosted.serving if hosted is not None else None,
                 )
         finally:
             await transport.close()
@@ -227,27 +245,82 @@ async def _serve(
             await provider.aclose()
 
 
+@dataclass(frozen=True)
+class _HostPlaces:
+    state_dir: str | None
+    work_dir: Path | None
+    workers: int | None
+    warn: Callable[[str], None]
+
+
+async def _host_channels(
+    cfg: Config,
+    started: contextlib.AsyncExitStack,
+    transport: Transport,
+    provider: Provider | None,
+    application_tools: ApplicationTools,
+    places: _HostPlaces,
+) -> tuple[PromptsChannel | None, JobsChannel | None, HostedChannels | None]:
+    """Every channel that runs the agent, on one Server sharing the provider, the stores and
+    the tool set; closed (abandoning what still runs) when ``started`` unwinds."""
+    from fisk_ai.serve.jobs.hosting import take_jobs
+    from fisk_ai.serve.prompts.hosting import prompts_channel, shared_resources
+    from fisk_ai.serve.server import HostedChannels
+
+    if provider is None:
+        return None, None, None
+    resources = await started.enter_async_context(
+        shared_resources(
+            cfg,
+            provider=provider,
+            application_tools=application_tools,
+            state_dir=places.state_dir,
+            work_dir=places.work_dir,
+            warn=places.warn,
+        )
+    )
+    channels: list[tuple[Channel, int]] = []
+    jobs: JobsChannel | None = None
+    if takes_jobs(cfg):
+        jobs = await started.enter_async_context(take_jobs(cfg, resources, workers=places.workers))
+        channels.append((jobs, jobs.options.workers))
+    prompts: PromptsChannel | None = None
+    if answers_prompts(cfg):
+        prompts = prompts_channel(cfg, transport, resources, gates=len(application_tools.gates))
+        await prompts.open()
+        channels.append((prompts, prompts.options.workers))
+    hosted = HostedChannels(cfg.identity, resources, channels)
+    hosted.start()
+    started.push_async_callback(hosted.close)
+    return prompts, jobs, hosted
+
+
 def banner(
     cfg: Config,
     version: str,
     *,
-    prompts: PromptsServer | None,
+    prompts: PromptsChannel | None,
     tools: ToolsServer | None,
     selection: ServedSelection | None,
     work_dir: Path | None,
+    jobs: tuple[JobsChannel, bool] | None = None,
 ) -> str:
     """The startup banner: what is served, where, and with which limits."""
     from fisk_ai.serve.memory import memory_location
     from fisk_ai.util.durations import format_duration
 
-    endpoints = (["a2a/prompts"] if prompts is not None else []) + (
-        ["a2a"] if tools is not None else []
+    queue = jobs[0] if jobs is not None else None
+    endpoints = (
+        ([queue.name] if queue is not None else [])
+        + (["a2a/prompts"] if prompts is not None else [])
+        + (["a2a"] if tools is not None else [])
     )
+    runs = prompts is not None or queue is not None
     top: list[tuple[str, list[str]]] = [("Endpoints", endpoints)]
-    if prompts is not None:
+    if runs:
         top.append(("Model", [cfg.llm.model]))
-    top.append(("Agent Context", [cfg.nats_context]))
-    if prompts is not None:
+    top += _context_rows(cfg, only_jobs=prompts is None and tools is None, jobs=queue is not None)
+    if runs:
         top.append(("Sessions", [sessions_label(cfg)]))
         top.append(("Memory", [memory_location(cfg)]))
         top.append(("Knowledge", [knowledge_label(cfg)]))
@@ -263,9 +336,14 @@ def banner(
     top.append(("Telemetry", [_enabled(cfg.telemetry.enabled)]))
     if work_dir is not None:
         top.append(("Tool Directory", [str(work_dir)]))
-    if prompts is not None:
+    if runs:
         top.append(("Tool Timeout", [format_duration(cfg.harness.tool_timeout)]))
     sections: list[tuple[str, list[tuple[str, list[str]]], str]] = []
+    if jobs is not None:
+        channel, from_flag = jobs
+        source = "--workers" if from_flag else "config"
+        top.append(("Queue Workers", [f"{channel.options.workers} ({source})"]))
+        sections.append(("Taking queued jobs", _jobs_rows(channel), PROMPTS_TOOL_NOTE))
     if prompts is not None:
         sections.append(("Answering prompts over a2a", _prompts_rows(cfg), PROMPTS_TOOL_NOTE))
     if tools is not None and selection is not None:
@@ -307,6 +385,32 @@ def sessions_label(cfg: Config) -> str:
 
 def _enabled(value: bool) -> str:
     return "enabled" if value else "disabled"
+
+
+def _context_rows(cfg: Config, *, only_jobs: bool, jobs: bool) -> list[tuple[str, list[str]]]:
+    """The NATS contexts: the queue's when jobs are taken, and the agent's unless the queue's
+    is the only one in use and the same."""
+    queue_context = cfg.expose.agent.jobs.nats_context if cfg.expose.agent.jobs else ""
+    rows: list[tuple[str, list[str]]] = []
+    if jobs:
+        rows.append(("Queue Context", [queue_context]))
+    if not (jobs and only_jobs) or queue_context != cfg.nats_context:
+        rows.append(("Agent Context", [cfg.nats_context]))
+    return rows
+
+
+def _jobs_rows(jobs: JobsChannel) -> list[tuple[str, list[str]]]:
+    from fisk_ai.serve.jobs.wire import queue_stream
+    from fisk_ai.util.durations import format_duration
+
+    settings = jobs.settings
+    return [
+        ("Queue", [f"{jobs.options.queue} (stream {queue_stream(jobs.options.queue)})"]),
+        ("Task Type", [jobs.options.task_type]),
+        ("Run Time", [format_duration(settings.run_time)]),
+        ("Tries", [str(settings.tries) if settings.tries > 0 else "unlimited"]),
+        ("Concurrency", [str(settings.concurrency)]),
+    ]
 
 
 def _prompts_rows(cfg: Config) -> list[tuple[str, list[str]]]:

@@ -5,16 +5,22 @@ first use, not at construction: when no index exists yet, each search looks agai
 built after the host started is seen by the next call without a restart. A database of another
 format is refused when the host starts (``check``), naming the command that rebuilds it.
 
-Only the lexical tier is built. ``harness.knowledge.embeddings`` is refused where the store is
-opened, in one sentence, rather than accepted and ignored.
+With ``harness.knowledge.embeddings`` the index searches both tiers and fuses them. The query is
+embedded before the reader's connection is taken, so a slow endpoint never holds up another
+run's search; when the endpoint cannot answer, the search answers from the lexical tier, says so
+in its tier line, and the index counts it (``degraded_searches``). A model or prefix other than
+the one the index was built with is refused, naming ``fisk knowledge index --reindex``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fisk_ai import config
 from fisk_ai.knowledge.errors import KnowledgeError
@@ -26,24 +32,40 @@ from fisk_ai.knowledge.search import (
     SearchStatus,
 )
 
+if TYPE_CHECKING:
+    from fisk_ai.knowledge.embeddings import Embedder
+    from fisk_ai.knowledge.store import Manifest
+
 __all__ = [
     "EMBEDDINGS_NOT_BUILT",
     "KnowledgeIndex",
     "knowledge_directory",
     "open_knowledge",
     "refuse_unbuilt_keys",
+    "wanted_manifest",
 ]
 
-EMBEDDINGS_NOT_BUILT = (
-    "harness.knowledge.embeddings is not built yet in this fisk-ai (the knowledge store "
-    "searches its lexical tier only); remove the embeddings block"
-)
+# Kept for callers written when the vector tier was refused; nothing refuses it now.
+EMBEDDINGS_NOT_BUILT = ""
 
 
 def refuse_unbuilt_keys(cfg: config.Config) -> None:
-    """Refuse a knowledge key whose system is not built yet, rather than ignore it."""
-    if cfg.harness.knowledge.enabled and cfg.harness.knowledge.embeddings is not None:
-        raise KnowledgeError(EMBEDDINGS_NOT_BUILT)
+    """Refuse a knowledge key that cannot work, naming it: an embeddings block whose base_url
+    is not https (or loopback http) or whose api_key_env names an unset variable."""
+    from fisk_ai.knowledge.embeddings import check_embeddings
+
+    settings = cfg.harness.knowledge
+    if settings.enabled and settings.embeddings is not None:
+        check_embeddings(settings.embeddings)
+
+
+def wanted_manifest(settings: config.Embeddings | None, dimension: int = 0) -> Manifest | None:
+    """The manifest the configuration asks for (dimension 0 when not probed)."""
+    from fisk_ai.knowledge.store import Manifest
+
+    if settings is None:
+        return None
+    return Manifest(settings.model, dimension, settings.query_prefix, settings.document_prefix)
 
 
 def knowledge_directory(cfg: config.Config, store_dir: str | None = None) -> Path:
@@ -59,14 +81,39 @@ def knowledge_directory(cfg: config.Config, store_dir: str | None = None) -> Pat
 class KnowledgeIndex:
     """The read side of one knowledge store, shared by every run of a host."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, embeddings: config.Embeddings | None = None) -> None:
         from fisk_ai.knowledge.store import KnowledgeReader
 
         self.directory = directory
         self._reader = KnowledgeReader(directory)
+        self._settings = embeddings
+        self._embedder: Embedder | None = None
+        if embeddings is not None:
+            from fisk_ai.knowledge.embeddings import Embedder
+
+            self._embedder = Embedder(embeddings)
+        self._count_lock = threading.Lock()
+        self.degraded_searches = 0
 
     def _open(self) -> bool:
-        return self._reader.open()
+        if not self._reader.open():
+            return False
+        if self._settings is not None:
+            self._manifest()
+        return True
+
+    def _manifest(self) -> Manifest | None:
+        """The vector tier's manifest, checked against the configuration on every search, so
+        an index rebuilt under a running host is seen as it is now."""
+        from fisk_ai.knowledge.store import check_manifest
+
+        with self._reader.use() as connection:
+            return check_manifest(
+                connection,
+                self._reader.paths.database,
+                wanted_manifest(self._settings),
+                writing=False,
+            )
 
     async def check(self) -> bool:
         """Open the index now if it exists (True), so a database of another format fails the
@@ -76,10 +123,42 @@ class KnowledgeIndex:
     def _search(self, text: str, top_k: int) -> SearchAnswer:
         from fisk_ai.knowledge.search import search
 
-        if not self._open():
+        if not self._reader.open():
             return SearchAnswer(SearchStatus.INDEX_NOT_BUILT, (), search_query(text))
+        manifest = self._manifest() if self._embedder is not None else None
+        if manifest is None or self._embedder is None:
+            with self._reader.use() as connection:
+                return search(connection, text, top_k)
+        return self._hybrid(self._embedder, manifest, text, top_k)
+
+    def _hybrid(
+        self, embedder: Embedder, manifest: Manifest, text: str, top_k: int
+    ) -> SearchAnswer:
+        from fisk_ai.knowledge.embeddings import EmbeddingsUnavailable
+        from fisk_ai.knowledge.search import degraded_tier, hybrid_tier, search
+
+        try:
+            vector = embedder.embed_query(text)
+        except EmbeddingsUnavailable as exc:
+            with self._count_lock:
+                self.degraded_searches += 1
+            with self._reader.use() as connection:
+                answer = search(connection, text, top_k)
+            return dataclasses.replace(answer, tier=degraded_tier(exc.reason), degraded=exc.reason)
+        if len(vector) != manifest.dimension:
+            # A wrong answer, not a narrower one: refused rather than degraded.
+            raise KnowledgeError(
+                f"the embeddings model {manifest.model} answered with {len(vector)} dimensions "
+                f"but the index holds {manifest.dimension}; rebuild it with "
+                "`fisk knowledge index --reindex`"
+            )
         with self._reader.use() as connection:
-            return search(connection, text, top_k)
+            answer = search(connection, text, top_k, vector=vector)
+        return dataclasses.replace(answer, tier=hybrid_tier(manifest.model, manifest.dimension))
+
+    def search_blocking(self, text: str, top_k: int) -> SearchAnswer:
+        """``search`` on the caller's thread (the command line's search)."""
+        return self._search(text, top_k)
 
     async def search(self, text: str, top_k: int) -> SearchAnswer:
         return await asyncio.to_thread(self._search, text, top_k)
@@ -99,6 +178,8 @@ class KnowledgeIndex:
 
     def close(self) -> None:
         self._reader.close()
+        if self._embedder is not None:
+            self._embedder.close()
 
 
 @contextlib.asynccontextmanager
@@ -109,7 +190,7 @@ async def open_knowledge(cfg: config.Config) -> AsyncIterator[KnowledgeIndex | N
         yield None
         return
     refuse_unbuilt_keys(cfg)
-    index = KnowledgeIndex(knowledge_directory(cfg))
+    index = KnowledgeIndex(knowledge_directory(cfg), cfg.harness.knowledge.embeddings)
     try:
         await index.check()
         yield index

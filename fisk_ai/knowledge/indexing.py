@@ -15,17 +15,23 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fisk_ai.knowledge.chunking import chunk_text
 from fisk_ai.knowledge.errors import KnowledgeError
 from fisk_ai.knowledge.store import KnowledgeWriter, NewChunk, StoredDocument
+
+if TYPE_CHECKING:
+    from fisk_ai.knowledge.embeddings import Embedder
 
 __all__ = [
     "INDEXED_SUFFIXES",
     "MAX_FILE_BYTES",
     "IndexReport",
     "Progress",
+    "eligible_in_root",
     "index_files",
+    "vector_embed",
     "walk",
 ]
 
@@ -36,6 +42,9 @@ MAX_FILE_BYTES = 512 * 1024
 _MEMORY_DIRECTORY = "memory"
 
 Progress = Callable[[int, int, str], None]
+# Gives one vector per chunk, in order; called outside the write transaction, so the slow
+# network call never holds the writer's transaction open.
+Embed = Callable[[Sequence[NewChunk]], list[list[float]]]
 
 
 @dataclass
@@ -46,12 +55,15 @@ class IndexReport:
     removed: int = 0
     files: int = 0
     chunks: int = 0
+    # Chunks embedded by this pass; None when the index has no vector tier.
+    embeddings: int | None = None
 
     def line(self, *, dry_run: bool = False) -> str:
         lead = "would index" if dry_run else "indexed"
+        vectors = "" if self.embeddings is None else f", {self.embeddings} embeddings"
         return (
             f"{lead}: added={self.added} updated={self.updated} skipped={self.skipped} "
-            f"removed={self.removed} ({self.files} files, {self.chunks} chunks)"
+            f"removed={self.removed} ({self.files} files, {self.chunks} chunks{vectors})"
         )
 
 
@@ -67,6 +79,42 @@ def _eligible(path: Path) -> bool:
         return path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
     except OSError:
         return False
+
+
+def eligible_in_root(path: Path, root: Path, store_directory: Path) -> bool:
+    """Whether ``path``, somewhere under ``root``, is a file the walk would index: the same
+    rules as ``walk``, applied to one path (what the watcher sees)."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return False
+    if any(part.startswith(".") or part == _MEMORY_DIRECTORY for part in relative.parts[:-1]):
+        return False
+    store = store_directory.resolve()
+    parent = path.parent
+    while True:
+        if parent.is_symlink() or parent.resolve() == store:
+            return False
+        if parent in (root, parent.parent):
+            break
+        parent = parent.parent
+    return _eligible(path)
+
+
+def vector_embed(embedder: Embedder) -> Embed:
+    """The ``embed`` of ``index_files`` for an embeddings endpoint: each chunk as the document
+    prefix, its heading and its body; batches of 64, halved on failure."""
+    from fisk_ai.knowledge.embeddings import document_input
+
+    def embed(chunks: Sequence[NewChunk]) -> list[list[float]]:
+        return embedder.embed(
+            [
+                document_input(embedder.document_prefix, chunk.heading_path, chunk.body)
+                for chunk in chunks
+            ]
+        )
+
+    return embed
 
 
 def walk(roots: Sequence[str], store_directory: Path) -> Iterator[Path]:
@@ -122,11 +170,13 @@ def index_files(
     *,
     reconcile: bool,
     progress: Progress | None = None,
+    embed: Embed | None = None,
 ) -> IndexReport:
     """Index ``files`` against what is ``stored``; with no ``writer`` nothing is written and the
     report says what would change (a dry run). ``reconcile`` removes the stored documents the
-    walk did not see, when it saw at least one file."""
-    report = IndexReport()
+    walk did not see, when it saw at least one file. ``embed`` gives the vectors of a changed
+    document's chunks when the index has a vector tier."""
+    report = IndexReport(embeddings=None if embed is None else 0)
     seen: set[str] = set()
     total = len(files)
     for done, path in enumerate(files, 1):
@@ -151,12 +201,17 @@ def index_files(
         else:
             report.updated += 1
         if writer is not None:
+            chunks = [NewChunk(chunk.heading_path, chunk.body) for chunk in chunked.chunks]
+            vectors = embed(chunks) if embed is not None and chunks else None
+            if vectors is not None and report.embeddings is not None:
+                report.embeddings += len(vectors)
             writer.replace_document(
                 cited,
                 title=chunked.title,
                 mtime=mtime,
                 digest=digest,
-                chunks=[NewChunk(chunk.heading_path, chunk.body) for chunk in chunked.chunks],
+                chunks=chunks,
+                vectors=vectors,
             )
     if reconcile and seen:
         gone = sorted(set(stored) - seen)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LEXICAL_TIER",
+    "RRF_K",
     "TOP_K_CEILING",
     "EnumerateAnswer",
     "EnumerateStatus",
@@ -39,15 +40,32 @@ __all__ = [
     "chunk_at",
     "citation",
     "counts",
+    "degraded_tier",
     "enumerate_documents",
+    "hybrid_tier",
     "parse_citation",
     "search",
     "sources",
+    "vocabulary",
 ]
 
 LEXICAL_TIER = "tier: lexical (FTS5) - no embeddings configured"
 ENUMERATE_TIER = "tier: lexical (FTS5) - matching is complete, never ranked"
 TOP_K_CEILING = 20
+# Each tier hands fusion this many candidates; reciprocal rank fusion adds 1 / (RRF_K + rank)
+# per list a chunk appears in (rank 1-based), ties broken by chunk id.
+CANDIDATES = 50
+RRF_K = 60
+
+
+def hybrid_tier(model: str, dimension: int) -> str:
+    return f"tier: hybrid (FTS5 + vectors, RRF) - model={model} dim={dimension}"
+
+
+def degraded_tier(reason: str) -> str:
+    return f"tier: hybrid -> DEGRADED to lexical (embeddings unreachable: {reason})"
+
+
 _RELATED_FORMS = 10
 _RELATED_CANDIDATES = 200
 
@@ -100,6 +118,9 @@ class SearchAnswer:
     status: SearchStatus
     hits: tuple[Hit, ...]
     query: SearchQuery
+    tier: str = LEXICAL_TIER
+    # Why the vector tier did not answer, when it was configured and failed ("" otherwise).
+    degraded: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,15 +139,23 @@ def _has_chunks(connection: sqlite3.Connection) -> bool:
     return connection.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
 
 
-def search(connection: sqlite3.Connection, text: str, top_k: int) -> SearchAnswer:
+def search(
+    connection: sqlite3.Connection,
+    text: str,
+    top_k: int,
+    *,
+    vector: Sequence[float] | None = None,
+) -> SearchAnswer:
     """The ``top_k`` chunks (1 to 20) best matching any word of ``text``, by BM25 with headings
-    weighted twice."""
+    weighted twice; with the query's ``vector``, the BM25 and nearest-vector rankings fused."""
     query = search_query(text)
     if not _has_chunks(connection):
         return SearchAnswer(SearchStatus.INDEX_EMPTY, (), query)
+    limit = max(1, min(top_k, TOP_K_CEILING))
+    if vector is not None:
+        return SearchAnswer(SearchStatus.OK, _hybrid(connection, query, vector, limit), query)
     if not query.expression:
         return SearchAnswer(SearchStatus.OK, (), query)
-    limit = max(1, min(top_k, TOP_K_CEILING))
     # Rank inside FTS5 first and join only the top rows: joining every match before the sort
     # costs a row lookup per match. Headings count twice a body word; the weights follow the
     # FTS column order (body, heading_path).
@@ -143,6 +172,46 @@ def search(connection: sqlite3.Connection, text: str, top_k: int) -> SearchAnswe
         for path, ordinal, heading, body, score in rows
     )
     return SearchAnswer(SearchStatus.OK, hits, query)
+
+
+def _hybrid(
+    connection: sqlite3.Connection, query: SearchQuery, vector: Sequence[float], limit: int
+) -> tuple[Hit, ...]:
+    from fisk_ai.knowledge.store import vector_blob
+
+    rankings: list[list[int]] = []
+    if query.expression:
+        rows = connection.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts, 1.0, 2.0), rowid LIMIT ?",
+            (query.expression, CANDIDATES),
+        ).fetchall()
+        rankings.append([int(row[0]) for row in rows])
+    rows = connection.execute(
+        "SELECT chunk_id FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+        (vector_blob(vector), CANDIDATES),
+    ).fetchall()
+    rankings.append([int(row[0]) for row in rows])
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(ranking, 1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    chosen = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id))[:limit]
+    if not chosen:
+        return ()
+    marks = ",".join("?" * len(chosen))
+    rows = connection.execute(
+        "SELECT c.id, d.path, c.ordinal, c.heading_path, c.body FROM chunks c "  # noqa: S608
+        f"JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
+        chosen,
+    ).fetchall()
+    found = {int(row[0]): row for row in rows}
+    # A chunk a concurrent reindex removed between fusion and here is skipped, not an error.
+    return tuple(
+        Hit(str(row[1]), int(row[2]), str(row[3] or ""), str(row[4]), fused[chunk_id])
+        for chunk_id in chosen
+        if (row := found.get(chunk_id)) is not None
+    )
 
 
 def chunk_at(connection: sqlite3.Connection, path: str, ordinal: int) -> tuple[Hit, int] | None:
@@ -330,3 +399,54 @@ def enumerate_documents(connection: sqlite3.Connection, text: str) -> EnumerateA
     documents.sort(key=lambda d: (-d.body_matches, -d.heading_matches, d.path))
     reports = tuple(_term_report(connection, term, sets.get(term, set())) for term in query.terms)
     return EnumerateAnswer(EnumerateStatus.OK, query, tuple(documents), reports, indexed)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word of the corpus as written (the exact index), its porter stem, and how many
+    documents and chunks hold it (in the field asked for)."""
+
+    word: str
+    stem: str
+    documents: int
+    chunks: int
+
+
+def vocabulary(
+    connection: sqlite3.Connection,
+    pattern: str = "",
+    *,
+    field: str | None = None,
+    min_docs: int = 1,
+    max_docs: int = 0,
+) -> list[Word]:
+    """The words holding ``pattern`` (case-insensitive substring), most documents first.
+    ``field`` is ``body`` or ``heading`` to count one part of each chunk; ``max_docs`` 0 means
+    no ceiling."""
+    column = {"body": "body", "heading": "heading_path"}.get(field or "")
+    terms = [
+        str(row[0])
+        for row in connection.execute(
+            "SELECT term FROM chunks_vocab WHERE instr(term, ?) > 0 ORDER BY term",
+            (pattern.lower(),),
+        ).fetchall()
+    ]
+    found: list[tuple[str, int, int]] = []
+    for term in terms:
+        phrase = '"' + term.replace('"', '""') + '"'
+        expression = f"{column} : {phrase}" if column else phrase
+        chunks, documents = connection.execute(
+            "SELECT count(*), count(DISTINCT c.document_id) FROM chunks_fts_exact "
+            "JOIN chunks c ON c.id = chunks_fts_exact.rowid WHERE chunks_fts_exact MATCH ?",
+            (expression,),
+        ).fetchone()
+        if int(documents) < min_docs or (max_docs and int(documents) > max_docs):
+            continue
+        found.append((term, int(documents), int(chunks)))
+    stems = _stems([term for term, _, _ in found]) if found else []
+    words = [
+        Word(term, stem or term, documents, chunks)
+        for (term, documents, chunks), stem in zip(found, stems, strict=True)
+    ]
+    words.sort(key=lambda word: (-word.documents, word.word))
+    return words

@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import os
 import stat
+import struct
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -42,10 +43,13 @@ __all__ = [
     "KnowledgePaths",
     "KnowledgeReader",
     "KnowledgeWriter",
+    "Manifest",
     "NewChunk",
     "StoredDocument",
+    "check_manifest",
     "connect",
     "database_error",
+    "read_manifest",
     "stored_documents",
 ]
 
@@ -108,6 +112,9 @@ _OBJECTS = frozenset(
         ("trigger", "chunks_au"),
     }
 )
+# The vector tier, present only in an index built with embeddings: the sqlite-vec table (its
+# shadow tables come and go with it) and the trigger that clears a deleted chunk's vector.
+_VECTOR_OBJECTS = frozenset({("table", "chunks_vec"), ("trigger", "chunks_ad_vec")})
 _COLUMNS = {
     "documents": ("id", "path", "title", "mtime", "hash"),
     "chunks": ("id", "document_id", "heading_path", "ordinal", "body"),
@@ -129,8 +136,19 @@ def database_error() -> type[Exception]:
 
 
 def connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
-    """A connection in autocommit mode, usable from any thread (each caller serializes)."""
+    """A connection in autocommit mode, usable from any thread (each caller serializes), with
+    sqlite-vec loaded: always, as the Go original links it in, because deleting a chunk of an
+    index built with embeddings fires a trigger into the vector table."""
+    import sqlite_vec  # type: ignore[import-untyped]
+
     connection = _driver().connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    try:
+        connection.enable_load_extension(True)
+        sqlite_vec.load(connection)
+        connection.enable_load_extension(False)
+    except BaseException:
+        connection.close()
+        raise
     return cast("sqlite3.Connection", connection)
 
 
@@ -215,6 +233,8 @@ def _objects(connection: sqlite3.Connection) -> set[tuple[str, str]]:
         name = str(raw_name)
         if name.startswith("chunks_fts") and name.endswith(_FTS_SHADOWS):
             continue
+        if name.startswith("chunks_vec_"):
+            continue
         found.add((str(kind), name))
     return found
 
@@ -252,7 +272,7 @@ def check_format(connection: sqlite3.Connection, database: Path) -> bool:
             f"{database} has knowledge format version {version}, older than the version "
             f"{FORMAT_VERSION} this fisk-ai reads; rebuild it with `{REINDEX_COMMAND}`"
         )
-    shape_ok = objects == set(_OBJECTS) and all(
+    shape_ok = objects in (set(_OBJECTS), set(_OBJECTS | _VECTOR_OBJECTS)) and all(
         _columns(connection, table) == columns for table, columns in _COLUMNS.items()
     )
     if not shape_ok:
@@ -266,6 +286,108 @@ def check_format(connection: sqlite3.Connection, database: Path) -> bool:
             f"`{REINDEX_COMMAND}`"
         )
     return True
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What the vector tier of an index was built with; a search must embed the same way."""
+
+    model: str
+    dimension: int
+    query_prefix: str
+    document_prefix: str
+    normalized: bool = True
+
+
+def read_manifest(connection: sqlite3.Connection) -> Manifest | None:
+    """The embedding manifest, or None for an index without a vector tier."""
+    rows = dict(
+        connection.execute(
+            "SELECT key, value FROM rag_meta",
+        ).fetchall()
+    )
+    has_table = (
+        connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks_vec'"
+        ).fetchone()
+        is not None
+    )
+    if not rows.get("model") or not has_table:
+        return None
+    dimension = str(rows.get("dimension") or "")
+    return Manifest(
+        model=str(rows["model"]),
+        dimension=int(dimension) if dimension.isdigit() else 0,
+        query_prefix=str(rows.get("query_prefix") or ""),
+        document_prefix=str(rows.get("document_prefix") or ""),
+        normalized=rows.get("normalized") == "true",
+    )
+
+
+def _has_chunks(connection: sqlite3.Connection) -> bool:
+    return connection.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+
+
+def check_manifest(
+    connection: sqlite3.Connection,
+    database: Path,
+    wanted: Manifest | None,
+    *,
+    writing: bool,
+) -> Manifest | None:
+    """Compare the index's vector tier with the configuration (``wanted``: the configured
+    model and prefixes, dimension 0 when unknown); the manifest it holds.
+
+    Refused, naming ``--reindex``: a model or prefix other than the manifest's, a manifest not
+    normalized, a lexical index holding chunks when embeddings are configured, and (for a
+    writer only, which would store chunks without vectors) a vector tier the configuration no
+    longer asks for. A reader of that last index searches its lexical tier.
+    """
+    manifest = read_manifest(connection)
+    key = "harness.knowledge.embeddings"
+    if wanted is None:
+        if manifest is not None and writing:
+            raise FormatMismatch(
+                f"{database} holds vectors of the embeddings model {manifest.model} but {key} "
+                f"is not configured; configure it again, or rebuild the index lexical-only "
+                f"with `{REINDEX_COMMAND}`"
+            )
+        return manifest
+    if manifest is None:
+        if _has_chunks(connection):
+            raise FormatMismatch(
+                f"{database} was indexed without embeddings but {key} is configured; build "
+                f"the vector tier with `{REINDEX_COMMAND}`"
+            )
+        return None
+    for field, label in (
+        ("model", "model"),
+        ("query_prefix", "query_prefix"),
+        ("document_prefix", "document_prefix"),
+    ):
+        have, want = getattr(manifest, field), getattr(wanted, field)
+        if have != want:
+            raise FormatMismatch(
+                f"{database} was indexed with embeddings {label} {have!r} but {key}.{label} "
+                f"is {want!r}; vectors of two settings cannot be compared, so rebuild the "
+                f"index with `{REINDEX_COMMAND}`"
+            )
+    if not manifest.normalized or manifest.dimension <= 0:
+        raise FormatMismatch(
+            f"{database} has an embeddings manifest this fisk-ai does not write (normalized "
+            f"vectors of a known dimension); rebuild it with `{REINDEX_COMMAND}`"
+        )
+    if wanted.dimension and wanted.dimension != manifest.dimension:
+        raise FormatMismatch(
+            f"{database} holds {manifest.dimension}-dimension vectors but {wanted.model} now "
+            f"answers with {wanted.dimension}; rebuild the index with `{REINDEX_COMMAND}`"
+        )
+    return manifest
+
+
+def vector_blob(vector: Sequence[float]) -> bytes:
+    """A vector as sqlite-vec reads it: little-endian float32."""
+    return struct.pack(f"<{len(vector)}f", *vector)
 
 
 @dataclass(frozen=True)
@@ -423,7 +545,8 @@ class KnowledgeWriter:
                         connection.execute(f'DROP VIEW IF EXISTS "{name}"')
                 # Virtual tables first: dropping one drops its shadow tables with it.
                 names = [str(name) for kind, name in rows if kind == "table"]
-                for name in sorted(names, key=lambda n: (n.startswith("chunks_fts_"), n)):
+                shadow = ("chunks_fts_", "chunks_vec_")
+                for name in sorted(names, key=lambda n: (n.startswith(shadow), n)):
                     exists = connection.execute(
                         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
                     ).fetchone()
@@ -437,10 +560,48 @@ class KnowledgeWriter:
     def documents(self) -> dict[str, StoredDocument]:
         return stored_documents(self.connection)
 
+    def plan_vectors(self, wanted: Manifest | None) -> Manifest | None:
+        """Reconcile the vector tier with the configuration before anything is written: create
+        the tier (table, trigger, manifest) on an index holding no chunks, refuse a mismatch
+        naming ``--reindex``. ``wanted.dimension`` is the live model's, probed by the caller."""
+        manifest = check_manifest(self.connection, self.paths.database, wanted, writing=True)
+        if wanted is None or manifest is not None:
+            return manifest
+        with self.transaction() as connection:
+            connection.execute(
+                "CREATE VIRTUAL TABLE chunks_vec USING vec0(chunk_id INTEGER PRIMARY KEY, "
+                f"embedding FLOAT[{int(wanted.dimension)}] distance_metric=cosine)"
+            )
+            connection.execute(
+                "CREATE TRIGGER chunks_ad_vec AFTER DELETE ON chunks BEGIN "
+                "DELETE FROM chunks_vec WHERE chunk_id = old.id; END"
+            )
+            connection.executemany(
+                "INSERT OR REPLACE INTO rag_meta(key, value) VALUES (?, ?)",
+                [
+                    ("model", wanted.model),
+                    ("dimension", str(wanted.dimension)),
+                    ("normalized", "true"),
+                    ("query_prefix", wanted.query_prefix),
+                    ("document_prefix", wanted.document_prefix),
+                ],
+            )
+        return wanted
+
     def replace_document(
-        self, path: str, *, title: str, mtime: int, digest: str, chunks: Sequence[NewChunk]
+        self,
+        path: str,
+        *,
+        title: str,
+        mtime: int,
+        digest: str,
+        chunks: Sequence[NewChunk],
+        vectors: Sequence[Sequence[float]] | None = None,
     ) -> None:
-        """Store one document's chunks in place of what it had, in one short transaction."""
+        """Store one document's chunks (and their vectors, in chunk order, when the index has a
+        vector tier) in place of what it had, in one short transaction."""
+        if vectors is not None and len(vectors) != len(chunks):
+            raise ValueError(f"{len(vectors)} vectors for {len(chunks)} chunks of {path}")
         with self.transaction() as connection:
             connection.execute(
                 "INSERT INTO documents(path, title, mtime, hash) VALUES (?, ?, ?, ?) "
@@ -459,6 +620,17 @@ class KnowledgeWriter:
                     for ordinal, chunk in enumerate(chunks)
                 ],
             )
+            if vectors:
+                ids = connection.execute(
+                    "SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,)
+                ).fetchall()
+                connection.executemany(
+                    "INSERT INTO chunks_vec(chunk_id, embedding) VALUES (?, ?)",
+                    [
+                        (int(row[0]), vector_blob(vector))
+                        for row, vector in zip(ids, vectors, strict=True)
+                    ],
+                )
 
     def remove_documents(self, paths: Sequence[str]) -> int:
         """Remove documents by path (their chunks go with them); how many were there."""

@@ -386,11 +386,11 @@ def print_rich(report: InfoReport, file: TextIO) -> None:
 
 async def knowledge_section(cfg: Config) -> Section | None:
     """The Knowledge section as the index really is: where it lives, what it indexes, whether
-    it is built and what it holds, and the tier that answers (lexical; embeddings are refused
-    until they are built). None with knowledge off."""
+    it is built and what it holds, and the tier that answers (hybrid with an embeddings block,
+    lexical without). None with knowledge off."""
     import asyncio
 
-    from fisk_ai.knowledge.access import EMBEDDINGS_NOT_BUILT, knowledge_directory
+    from fisk_ai.knowledge.access import knowledge_directory
 
     knowledge = cfg.harness.knowledge
     if not knowledge.enabled:
@@ -400,11 +400,15 @@ async def knowledge_section(cfg: Config) -> Section | None:
         Field("Directory", str(directory)),
         Field("Paths", ", ".join(knowledge.paths) or "(none)"),
         Field("Index", await asyncio.to_thread(_knowledge_index_state, directory)),
-        Field("Tier", "lexical (FTS5)"),
+        Field(
+            "Tier",
+            "lexical (FTS5)" if knowledge.embeddings is None else "hybrid (FTS5 + vectors, RRF)",
+        ),
         Field("Results", f"top {knowledge.top_k}, at most {knowledge.max_injected_tokens} tokens"),
     ]
     if knowledge.embeddings is not None:
-        fields.append(Field("Embeddings", f"refused: {EMBEDDINGS_NOT_BUILT}"))
+        embeddings = knowledge.embeddings
+        fields.append(Field("Embeddings", f"{embeddings.model} at {embeddings.base_url}"))
     return Section("Knowledge", tuple(fields))
 
 

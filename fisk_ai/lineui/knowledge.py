@@ -15,7 +15,7 @@ from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.knowledge.doctor import Check
-    from fisk_ai.knowledge.search import Hit, MatchedDocument, SearchAnswer, Source
+    from fisk_ai.knowledge.search import Hit, MatchedDocument, SearchAnswer, Source, Word
 
 __all__ = [
     "ProgressLine",
@@ -25,6 +25,7 @@ __all__ = [
     "search_lines",
     "source_lines",
     "table",
+    "word_lines",
 ]
 
 _PREVIEW_LINES = 4
@@ -74,6 +75,17 @@ def source_lines(found: Sequence[Source]) -> str:
                 single_line(source.title, 50),
             )
         )
+    return table(rows)
+
+
+def word_lines(words: Sequence[Word], *, words_only: bool) -> str:
+    if words_only:
+        return "".join(f"{single_line(word.word)}\n" for word in words)
+    rows = [("WORD", "STEM", "DOCUMENTS", "CHUNKS")]
+    rows += [
+        (single_line(word.word), single_line(word.stem), str(word.documents), str(word.chunks))
+        for word in words
+    ]
     return table(rows)
 
 

@@ -15,6 +15,7 @@ goes to the agent the configured (or ``--identity``) identity names.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -90,7 +91,7 @@ async def host_local_agent(
         load_application_tools,
         run_system_prompt,
     )
-    from fisk_ai.agent.resources import Resources, build_provider
+    from fisk_ai.agent.resources import Resources, build_provider, start_telemetry
     from fisk_ai.agent.settings import settings_from_config
     from fisk_ai.knowledge.access import open_knowledge
     from fisk_ai.serve.memory import open_memory
@@ -98,8 +99,12 @@ async def host_local_agent(
     from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
     from fisk_ai.serve.stores import session_store_for
 
+    # Telemetry resolves before anything is opened, so a bad endpoint fails on a readable
+    # terminal; its flush runs last, after the agent has stopped.
+    telemetry = start_telemetry(cfg)
     provider = build_provider(cfg, provider_options)
     async with contextlib.AsyncExitStack() as hosting:
+        hosting.push_async_callback(asyncio.to_thread, telemetry.shutdown)
         hosting.push_async_callback(provider.aclose)
         application_tools = await load_application_tools(cfg)
         # A missing bucket or a bad memory directory fails here, before anything is hosted.
@@ -130,7 +135,13 @@ async def host_local_agent(
         server = PromptsServer(
             transport,
             Resources(
-                settings, provider, tools, store, system=run_system_prompt(cfg), memory=memory
+                settings,
+                provider,
+                tools,
+                store,
+                system=run_system_prompt(cfg),
+                memory=memory,
+                telemetry=telemetry,
             ),
             PromptsOptions(
                 identity=cfg.identity,

@@ -53,6 +53,7 @@ __all__ = [
     "Budget",
     "Channel",
     "DeferredAnswer",
+    "HostedChannels",
     "Resources",
     "Server",
     "Work",
@@ -129,6 +130,10 @@ class Work:
     suspend: asyncio.Event = field(default_factory=asyncio.Event)
     run_context: Callable[[], None] | None = None
     deferred_answer: DeferredAnswer | None = None
+    conversation_token: str = ""
+    """The token a caller continues the conversation with; kept in a new journal's meta."""
+    caller: str = ""
+    """Who asked, kept in a new journal's meta."""
 
 
 class Channel(Protocol):
@@ -353,7 +358,12 @@ class Server:
         store = self._resources.store
         match work.kind:
             case WorkKind.START:
-                return await runner.start(work.prompt, session_id=work.session_id)
+                return await runner.start(
+                    work.prompt,
+                    session_id=work.session_id,
+                    conversation_token=work.conversation_token,
+                    caller=work.caller,
+                )
             case WorkKind.RESUME:
                 if work.deferred_answer is not None:
                     await self._answer_deferred(work.session_id, work.deferred_answer)
@@ -392,3 +402,45 @@ class Server:
 def _ended(work: Work, outcome: TurnOutcome) -> RunResult:
     """How a piece of work ended that has no run's totals to report."""
     return RunResult(outcome, work.session_id)
+
+
+class HostedChannels:
+    """One Server over every channel of a `fisk serve` process, as the process drains and
+    closes it: a drain closes every channel and waits for the runs under way, a close also
+    abandons them (each channel answers its own), and ``serving`` ends with a channel's fault
+    once the Server has drained the rest."""
+
+    def __init__(
+        self, identity: str, resources: Resources, channels: Sequence[tuple[Channel, int]]
+    ) -> None:
+        self._identity = identity
+        self._server = Server(resources, channels)
+        self._serving: asyncio.Task[None] | None = None
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def serving(self) -> asyncio.Task[None] | None:
+        return self._serving
+
+    @property
+    def running(self) -> int:
+        return self._server.running
+
+    def start(self) -> None:
+        self._serving = asyncio.get_running_loop().create_task(
+            self._server.serve(), name=f"serve {self._identity}"
+        )
+
+    async def drain(self) -> None:
+        await self._server.drain()
+
+    async def wait_idle(self) -> None:
+        await self._server.wait_idle()
+
+    async def close(self) -> None:
+        await self._server.stop()
+        if self._serving is not None:
+            await asyncio.gather(self._serving, return_exceptions=True)

@@ -322,7 +322,7 @@ def test_a_prompts_config_without_a_model_fails_in_one_sentence_naming_the_key(
     assert '"llm.model" is required by expose.agent.a2a.prompts' in result.stderr
 
 
-def test_a_config_enabling_queued_jobs_is_refused_naming_the_key(
+def test_a_config_enabling_slack_is_refused_naming_the_key(
     tmp_path: Path, run_fisk: RunFisk
 ) -> None:
     config = tmp_path / "jobs.yaml"
@@ -336,14 +336,14 @@ def test_a_config_enabling_queued_jobs_is_refused_naming_the_key(
         "  agent:\n"
         "    a2a:\n"
         "      prompts: {}\n"
-        "    jobs: {}\n"
+        "    slack: {}\n"
     )
 
     result = run_fisk("serve", "--config", str(config))
 
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
-    assert "expose.agent.jobs is not available in this build" in result.stderr
+    assert "expose.agent.slack is not available in this build" in result.stderr
 
 
 async def test_a_second_sigint_stops_at_once_and_tells_the_running_caller(

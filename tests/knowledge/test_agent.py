@@ -60,13 +60,14 @@ async def test_hosting_opens_nothing_when_knowledge_is_off() -> None:
         assert index_ is None
 
 
-async def test_hosting_refuses_embeddings_as_not_built(tmp_path: Path) -> None:
+async def test_hosting_refuses_plain_http_embeddings_off_loopback(tmp_path: Path) -> None:
     cfg = agent_config(
-        "    enabled: true\n    embeddings:\n      base_url: http://127.0.0.1:1\n      model: m\n",
+        "    enabled: true\n    embeddings:\n      base_url: http://example.com/v1\n"
+        "      model: m\n",
         tmp_path / "store",
     )
 
-    with pytest.raises(KnowledgeError, match="embeddings is not built yet"):
+    with pytest.raises(KnowledgeError, match=r"embeddings\.base_url must use https"):
         async with open_knowledge(cfg):
             pass
 

@@ -116,7 +116,7 @@ def test_knowledge_must_be_enabled(project: Path, capsys: pytest.CaptureFixture[
     assert "harness.knowledge.enabled: true" in capsys.readouterr().err
 
 
-def test_embeddings_are_refused_as_not_built(
+def test_an_unreachable_endpoint_fails_the_index_naming_it(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (project / "agent.yaml").write_text(
@@ -124,7 +124,7 @@ def test_embeddings_are_refused_as_not_built(
     )
 
     assert main(["knowledge", "index"]) == 1
-    assert "harness.knowledge.embeddings is not built yet" in capsys.readouterr().err
+    assert "http://127.0.0.1:1 is unreachable: connect failed" in capsys.readouterr().err
 
 
 def test_store_dir_must_be_absolute_and_moves_the_store(

@@ -42,10 +42,12 @@ def test_info_counts_what_the_index_holds(store: Path, tmp_path: Path) -> None:
     assert _fields(_config(store))["Index"] == "built, 1 documents, 2 chunks"
 
 
-def test_info_shows_embeddings_as_refused(store: Path) -> None:
+def test_info_shows_the_embeddings_endpoint_and_the_hybrid_tier(store: Path) -> None:
     cfg = _config(store, "    embeddings:\n      base_url: http://127.0.0.1:1\n      model: m\n")
 
-    assert _fields(cfg)["Embeddings"].startswith("refused: harness.knowledge.embeddings")
+    fields = _fields(cfg)
+    assert fields["Embeddings"] == "m at http://127.0.0.1:1"
+    assert fields["Tier"] == "hybrid (FTS5 + vectors, RRF)"
 
 
 def test_info_has_no_section_with_knowledge_off() -> None:

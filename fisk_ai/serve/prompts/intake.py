@@ -254,7 +254,7 @@ class PromptsChannel:
             self._release(session_id)
             await unsubscribe(turn.subscriptions)
             return
-        self._admitted.put_nowait(self._work(turn, follow_up, budget, deferred))
+        self._admitted.put_nowait(self._work(turn, follow_up, budget, deferred, token))
 
     def _refusal_before_reading(self) -> tuple[ErrorCode, str] | None:
         """Why no turn can be taken now, whatever it is for."""
@@ -297,7 +297,9 @@ class PromptsChannel:
             return False
         return True
 
-    def _work(self, turn: Turn, follow_up: bool, budget: Budget | None, deferred: bool) -> Work:
+    def _work(
+        self, turn: Turn, follow_up: bool, budget: Budget | None, deferred: bool, token: str
+    ) -> Work:
         request = turn.request
         prompter: Prompter | None = None
         if self._options.elicit:
@@ -330,6 +332,8 @@ class PromptsChannel:
             suspend=turn.suspend,
             run_context=lambda: turn.begin(self._options.keepalive_interval),
             deferred_answer=answered,
+            conversation_token=token,
+            caller=request.sender.name,
         )
 
     def _hold(self, session_id: str) -> None:

@@ -129,14 +129,19 @@ class KnowledgeSearch(_KnowledgeTool):
 def search_result(answer: SearchAnswer, budget_characters: int) -> dict[str, Any]:
     """The model's view of a search: hits in order until the budget is spent, the first one
     always, so a long first passage is never cut to nothing."""
-    from fisk_ai.knowledge.search import LEXICAL_TIER, SearchStatus
+    from fisk_ai.knowledge.search import SearchStatus
 
-    result: dict[str, Any] = {"tier": LEXICAL_TIER, "status": answer.status.value}
+    result: dict[str, Any] = {"tier": answer.tier, "status": answer.status.value}
     if answer.status is SearchStatus.INDEX_NOT_BUILT:
         result["note"] = _NOT_BUILT_NOTE
     elif answer.status is SearchStatus.INDEX_EMPTY:
         result["note"] = _EMPTY_NOTE
-    elif not answer.query.terms:
+    elif answer.degraded:
+        result["note"] = (
+            "the embeddings endpoint did not answer, so these passages are ranked by words "
+            "alone; a passage that says the same thing in other words may be missing"
+        )
+    elif not answer.query.terms and answer.tier.startswith("tier: lexical"):
         result["note"] = (
             "the query has no word of two or more letters or digits; nothing was searched"
         )

@@ -1,0 +1,136 @@
+"""`fisk jobs`: submit a prompt to a queued-jobs worker and read tasks back, writing and
+reading the same Choria asyncjobs wire a Go client (``ajc``) does."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from fisk_ai.cli.flags import add_common_flags
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
+
+
+def register(subcommands: Any) -> None:
+    parser = subcommands.add_parser(
+        "jobs",
+        help="submit prompts to a queued-jobs worker and read the answers",
+        description="Enqueue a prompt as a Choria asyncjobs task, list tasks, and show one "
+        "with its state and answer.",
+    )
+    parser.add_argument("--context", metavar="NAME", help="the NATS context (default: selected)")
+    parser.add_argument("--queue", default="FISK_AI", help="the work queue (default: FISK_AI)")
+    parser.add_argument(
+        "--type", default="fisk-ai:run", help="the task type (default: fisk-ai:run)"
+    )
+    add_common_flags(parser)
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    submit = actions.add_parser("submit", help="enqueue a prompt")
+    submit.add_argument("prompt", metavar="PROMPT")
+    submit.add_argument(
+        "--sender", default="fisk-jobs", help="the sender name (default: fisk-jobs)"
+    )
+    submit.add_argument("--id", default="", help="the task id (default: a new KSUID)")
+    actions.add_parser("ls", help="list the tasks and their states")
+    show = actions.add_parser("show", help="show a task's state and answer")
+    show.add_argument("task_id", metavar="ID")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from fisk_ai.broker.context import connect_options, load_context
+    from fisk_ai.errors import FiskError
+
+    context = load_context(args.context)
+    import nats
+
+    try:
+        client = await nats.connect(**connect_options(context), name="fisk jobs")
+    except Exception as error:
+        raise FiskError(
+            f'cannot connect to NATS at {context.redacted_url} (NATS context "{context.name}"): '
+            f"{error or type(error).__name__}; check --context and the context's url"
+        ) from None
+    try:
+        if args.action == "submit":
+            return await _submit(client, args)
+        if args.action == "ls":
+            return await _list(client)
+        return await _show(client, args.task_id)
+    finally:
+        await client.close()
+
+
+async def _submit(client: NatsClient, args: argparse.Namespace) -> int:
+    import json
+    from datetime import UTC, datetime
+
+    from fisk_ai.serve.jobs.wire import enqueue
+    from fisk_ai.util.ids import new_ksuid
+
+    request_id = new_ksuid()
+    request = {
+        "protocol": "io.choria.fisk-ai.v1.request.prompt",
+        "id": request_id,
+        "request": request_id,
+        "conversation": request_id,
+        "sequence": 0,
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sender": {"name": args.sender},
+        "prompt": args.prompt,
+    }
+    task_id = await enqueue(
+        client, args.queue, args.type, json.dumps(request).encode(), task_id=args.id
+    )
+    print(f"Enqueued task {task_id}")
+    return 0
+
+
+async def _list(client: NatsClient) -> int:
+    from fisk_ai.errors import FiskError
+    from fisk_ai.serve.jobs.wire import TASKS_STREAM, load_task
+
+    js = client.jetstream()
+    try:
+        info = await js.stream_info(TASKS_STREAM, subjects_filter="CHORIA_AJ.T.*")
+    except Exception:
+        raise FiskError(
+            f"stream {TASKS_STREAM} does not exist, create it with 'ajc tasks initialize'"
+        ) from None
+    subjects = sorted((info.state.subjects or {}).keys())
+    for subject in subjects:
+        task = await load_task(js, subject.removeprefix("CHORIA_AJ.T."))
+        if task is not None:
+            document = task.document
+            print(f"{task.task_id}  {task.state:<10}  {document.get('created', '')}")
+    return 0
+
+
+async def _show(client: NatsClient, task_id: str) -> int:
+    from fisk_ai.errors import FiskError
+    from fisk_ai.serve.jobs.wire import load_task
+
+    task = await load_task(client.jetstream(), task_id)
+    if task is None:
+        raise FiskError(f"no task {task_id}; list the tasks with fisk jobs ls")
+    document = task.document
+    print(f"Task {task.task_id}")
+    print(f"  State: {task.state}")
+    print(f"  Tries: {document.get('tries', 0)}")
+    if document.get("last_err"):
+        print(f"  Last Error: {document['last_err']}")
+    result = document.get("result")
+    payload = result.get("payload") if isinstance(result, dict) else None
+    if isinstance(payload, dict):
+        print(f"  Stop Reason: {payload.get('stop_reason', '')}")
+        answer = payload.get("text") or payload.get("error") or ""
+        sys.stdout.write(f"\n{answer}\n")
+    return 0

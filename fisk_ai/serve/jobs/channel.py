@@ -1,0 +1,365 @@
+"""The queued-jobs channel: tasks claimed off the queue's ``WORKERS`` consumer, each run as Work
+on the Server and answered on its task record, as an asyncjobs Go worker would.
+
+A task is claimed only when a slot is free, so no message waits unacknowledged on a busy
+worker. While the run works, the message's lease is renewed (``+WPI``). The journal of a job is
+``j-`` + sha256hex(identity + NUL + task id): a redelivery reaches the same journal and resumes
+it, and a journal that already completed is answered from its last answer with no model call.
+
+How each ending lands on the task:
+
+- a run that ended (answered or failed): ``complete`` with the v1 result or error message in
+  ``result.payload``, then ``+ACK``; a failed run is not retried;
+- a payload the worker cannot run: ``terminated`` with the reason in ``last_err``, ``+TERM``;
+- a journal another worker holds, or a worker stopped part way: ``retry`` with ``last_err``,
+  ``-NAK``, so the queue redelivers it and the redelivery resumes the journal;
+- a task of another type: the record is left untouched and the item is NAKed with a delay, so
+  a worker for that type can claim it (no error logged, as the user guide says).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from fisk_ai.a2a.codec import decode, encode
+from fisk_ai.a2a.errors import A2AError
+from fisk_ai.a2a.messages import Identity, RequestPrompt, reply_header
+from fisk_ai.a2a.outcome import terminal_message
+from fisk_ai.a2a.vocabulary import Direction
+from fisk_ai.agent.outcome import Abandoned, Completed, NotRun, Refusal, RunResult
+from fisk_ai.serve.jobs.wire import (
+    FINISHED_STATES,
+    PayloadRefused,
+    QueueSettings,
+    StoredTask,
+    decode_payload,
+    load_task,
+    parse_time,
+    publish_event,
+    queue_stream,
+    save_task,
+    timestamp,
+)
+from fisk_ai.serve.server import Budget, Work, WorkKind
+from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.records import TerminalReason
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
+    from nats.aio.msg import Msg
+    from nats.js.client import JetStreamContext
+
+    from fisk_ai.agent.events import Event
+    from fisk_ai.agent.resources import Resources
+
+__all__ = ["JobsChannel", "JobsOptions", "job_session_id"]
+
+_log = logging.getLogger(__name__)
+
+OTHER_TYPE_DELAY = 60.0
+"""Seconds before a task of another type is offered again."""
+RETRY_DELAY = 5.0
+"""Seconds before a job returned to the queue (journal busy, worker stopping) is offered again."""
+FETCH_WAIT = 0.5
+"""Seconds one pull waits for an item; a close is noticed within it."""
+
+
+def job_session_id(identity: str, task_id: str) -> str:
+    """The journal a job runs under: its own name space, so a task id spelling another
+    channel's journal id still reaches a journal of its own."""
+    digest = hashlib.sha256(f"{identity}\x00{task_id}".encode()).hexdigest()
+    return f"j-{digest}"
+
+
+@dataclass(frozen=True)
+class JobsOptions:
+    identity: str
+    queue: str = "FISK_AI"
+    task_type: str = "fisk-ai:run"
+    workers: int = 1
+    max_payload: int = 524288
+
+
+class _Silent:
+    """Nobody watches a queued job's events."""
+
+    def emit(self, event: Event) -> None:
+        del event
+
+
+class JobsChannel:
+    """Takes ``options.task_type`` tasks off ``options.queue`` on ``client``, at most
+    ``options.workers`` at a time, for a Server whose runs use ``resources``."""
+
+    def __init__(
+        self,
+        client: NatsClient,
+        resources: Resources,
+        options: JobsOptions,
+        settings: QueueSettings,
+    ) -> None:
+        if options.workers < 1:
+            raise ValueError("workers must be at least 1")
+        self._client = client
+        self._js: JetStreamContext = client.jetstream()
+        self._resources = resources
+        self._options = options
+        self._settings = settings
+        self._identity = Identity(name=options.identity)
+        self._capacity = asyncio.Semaphore(options.workers)
+        self._closed = asyncio.Event()
+        self._subscription: Any = None
+
+    @property
+    def name(self) -> str:
+        return f"asyncjobs/{self._options.queue}"
+
+    @property
+    def options(self) -> JobsOptions:
+        return self._options
+
+    @property
+    def settings(self) -> QueueSettings:
+        return self._settings
+
+    async def open(self) -> None:
+        self._subscription = await self._js.pull_subscribe_bind(
+            durable="WORKERS", stream=queue_stream(self._options.queue)
+        )
+
+    async def close(self) -> None:
+        self._closed.set()
+
+    async def shutdown(self) -> None:
+        """Let go of the consumer once the Server is done with the channel."""
+        self._closed.set()
+        if self._subscription is not None:
+            subscription, self._subscription = self._subscription, None
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+
+    async def next(self) -> Work | None:
+        while not self._closed.is_set():
+            if not await self._slot():
+                return None
+            work = await self._take()
+            if work is not None:
+                return work
+            self._capacity.release()
+        return None
+
+    async def _slot(self) -> bool:
+        """Wait for a free slot; False once the channel closes first."""
+        acquiring = asyncio.ensure_future(self._capacity.acquire())
+        closing = asyncio.ensure_future(self._closed.wait())
+        await asyncio.wait({acquiring, closing}, return_when=asyncio.FIRST_COMPLETED)
+        closing.cancel()
+        if not acquiring.done():
+            acquiring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await acquiring
+            return False
+        if self._closed.is_set():
+            self._capacity.release()
+            return False
+        return True
+
+    async def _take(self) -> Work | None:
+        """One item off the queue, claimed; None when there was none or it needs no run."""
+        assert self._subscription is not None, "open the channel first"
+        try:
+            messages = await self._subscription.fetch(1, timeout=FETCH_WAIT)
+        except TimeoutError:
+            return None
+        message: Msg = messages[0]
+        if self._closed.is_set():
+            await message.nak()
+            return None
+        return await self._claim(message)
+
+    async def _claim(self, message: Msg) -> Work | None:
+        try:
+            item = json.loads(message.data)
+            task_id = item.get("job", "") if isinstance(item, dict) else ""
+        except ValueError:
+            task_id = ""
+        if not task_id:
+            await message.term()
+            return None
+        task = await load_task(self._js, str(task_id))
+        if task is None:
+            await message.term()
+            return None
+        if task.document.get("type") != self._options.task_type:
+            await message.nak(delay=OTHER_TYPE_DELAY)
+            return None
+        if not await self._runnable(task, message):
+            return None
+        try:
+            request = self._request(task)
+        except PayloadRefused as refused:
+            await self._finish(task, "terminated", last_err=str(refused))
+            await message.term()
+            return None
+        task.document["tries"] = int(task.document.get("tries", 0) or 0) + 1
+        task.document["state"] = "active"
+        task.document["tried"] = timestamp()
+        task.document.pop("last_err", None)
+        try:
+            await save_task(self._js, task)
+        except Exception:
+            # Another worker saved it first; its delivery is the one that runs.
+            _log.info("task %s was claimed by another worker", task.task_id)
+            return None
+        await publish_event(self._client, task)
+        _log.info("Accepted job %s from %s", task.task_id, request.sender.name)
+        return await self._work(task, request, message)
+
+    async def _runnable(self, task: StoredTask, message: Msg) -> bool:
+        state = task.state
+        if state in FINISHED_STATES:
+            await message.ack()
+            return False
+        now = datetime.now(UTC)
+        tried = parse_time(str(task.document.get("tried", "")))
+        if state == "active" and tried is not None and now - tried < self._settings.run_time:
+            # Still running elsewhere: left unacknowledged, the queue offers it again later.
+            return False
+        deadline = parse_time(str(task.document.get("deadline", "")))
+        max_tries = int(task.document.get("max_tries", 0) or 0)
+        tries = int(task.document.get("tries", 0) or 0)
+        if (deadline is not None and now > deadline) or (max_tries > 0 and tries >= max_tries):
+            await self._finish(task, "expired")
+            await message.ack()
+            return False
+        return True
+
+    def _request(self, task: StoredTask) -> RequestPrompt:
+        data = decode_payload(task.document, self._options.max_payload)
+        try:
+            request = decode(data, direction=Direction.TO_AGENT, max_size=len(data) + 1)
+        except A2AError as error:
+            raise PayloadRefused(f"the payload is not a valid v1 request: {error}") from None
+        if not isinstance(request, RequestPrompt):
+            raise PayloadRefused(
+                f"a queued job takes an io.choria.fisk-ai.v1.request.prompt, not {request.protocol}"
+            )
+        if not request.prompt.strip():
+            raise PayloadRefused("the request's prompt is empty")
+        return request
+
+    async def _work(self, task: StoredTask, request: RequestPrompt, message: Msg) -> Work | None:
+        session_id = job_session_id(self._options.identity, task.task_id)
+        store = self._resources.store
+        kind = WorkKind.START
+        if await store.exists(session_id):
+            conversation = fold(await store.read(session_id))
+            terminal = conversation.terminal
+            if terminal is not None and terminal.reason is TerminalReason.COMPLETED:
+                answer = conversation.messages[-1].text if conversation.messages else ""
+                await self._answer(task, request, message, RunResult(Completed(answer), session_id))
+                self._capacity.release()
+                return None
+            kind = WorkKind.RESUME
+        lease: list[asyncio.Task[None]] = []
+
+        def started() -> None:
+            lease.append(asyncio.get_running_loop().create_task(self._renew(message)))
+            _log.info("Running job %s in session %s", task.task_id, session_id)
+
+        async def done(result: RunResult) -> None:
+            for renewing in lease:
+                renewing.cancel()
+            try:
+                await self._answer(task, request, message, result)
+            finally:
+                self._capacity.release()
+
+        budget = request.budget
+        return Work(
+            kind=kind,
+            session_id=session_id,
+            done=done,
+            events=_Silent(),
+            prompt=f"{request.prompt}\n\n{request.context}" if request.context else request.prompt,
+            force=request.force,
+            budget=Budget(budget.max_tokens or 0, budget.max_iterations or 0) if budget else None,
+            run_context=started,
+            caller=request.sender.name,
+        )
+
+    async def _renew(self, message: Msg) -> None:
+        """Keep the lease while the run works: ``+WPI`` at a third of the run time."""
+        interval = max(self._settings.run_time / 3, timedelta(milliseconds=200)).total_seconds()
+        while True:
+            await asyncio.sleep(interval)
+            with contextlib.suppress(Exception):
+                await message.in_progress()
+
+    async def _answer(
+        self, task: StoredTask, request: RequestPrompt, message: Msg, result: RunResult
+    ) -> None:
+        outcome = result.outcome
+        if isinstance(outcome, Abandoned) or (
+            isinstance(outcome, NotRun) and outcome.refusal is Refusal.CONVERSATION_BUSY
+        ):
+            reason = (
+                outcome.message
+                if isinstance(outcome, NotRun)
+                else "the worker stopped before the run finished; the redelivery resumes it"
+            )
+            await self._finish(task, "retry", last_err=reason)
+            _log.info("Returned job %s to the queue: %s", task.task_id, reason)
+            with contextlib.suppress(Exception):
+                await message.nak(delay=RETRY_DELAY)
+            return
+        header = reply_header(request, sender=self._identity)
+        terminal = terminal_message(result, header, identity=self._options.identity)
+        payload = json.loads(encode(terminal, max_size=1 << 24))
+        now = timestamp()
+        await self._finish(task, "complete", result={"payload": payload, "completed": now})
+        _log.info("Ending job %s: %s", task.task_id, payload.get("stop_reason", ""))
+        try:
+            await message.ack_sync()
+        except Exception as error:
+            _log.warning("acknowledging job %s failed: %s", task.task_id, error)
+
+    async def _finish(
+        self,
+        task: StoredTask,
+        state: str,
+        *,
+        last_err: str = "",
+        result: dict[str, Any] | None = None,
+    ) -> None:
+        """Store the task's new state, as the record a Go client reads; a save that lost to
+        another writer is tried once more on the record as it now is."""
+        for attempt in range(2):
+            document = task.document
+            document["state"] = state
+            document["tried"] = timestamp()
+            if last_err:
+                document["last_err"] = last_err
+            else:
+                document.pop("last_err", None)
+            if result is not None:
+                document["result"] = result
+            try:
+                await save_task(self._js, task)
+                break
+            except Exception as error:
+                reloaded = await load_task(self._js, task.task_id) if attempt == 0 else None
+                if reloaded is None:
+                    _log.warning("storing task %s as %s failed: %s", task.task_id, state, error)
+                    return
+                reloaded.document["tries"] = document.get("tries", 0)
+                task.document, task.seq = reloaded.document, reloaded.seq
+        with contextlib.suppress(Exception):
+            await publish_event(self._client, task)

@@ -1,0 +1,205 @@
+"""The handle every caller holds: spans for a run, a model call and a tool call, and delivery.
+
+A disabled run holds ``DISABLED``, whose calls do nothing, so call sites never branch. Nothing
+here imports OpenTelemetry; ``start`` loads the SDK only when export is on, so a headless command
+that does not export never pays for it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from fisk_ai.errors import FiskError
+
+__all__ = [
+    "DISABLED",
+    "Delivery",
+    "ErrorClass",
+    "Span",
+    "Telemetry",
+    "TelemetryError",
+    "TelemetrySettings",
+    "exporter_variables_set",
+    "start",
+]
+
+DEFAULT_ENDPOINT = "http://localhost:4318"
+DEFAULT_SERVICE_NAME = "fisk-ai"
+# An explicit off variable wins over everything, as the precedence chain says.
+OFF_VARIABLE = "FISK_TELEMETRY_DISABLED"
+SDK_DISABLED_VARIABLE = "OTEL_SDK_DISABLED"
+
+
+class TelemetryError(FiskError):
+    """Telemetry could not start as configured; the message names the key to change."""
+
+
+@dataclass(frozen=True)
+class ErrorClass:
+    """A failure's class on a span: a closed value, never an exception's text or stack."""
+
+    value: str
+
+
+GENERIC_ERROR = ErrorClass("_OTHER")
+
+
+@dataclass(frozen=True)
+class TelemetrySettings:
+    """Primitives only. ``sample_ratio`` is None when unset (1.0), and 0 samples nothing.
+    ``disabled_by`` names the switch that turned export off (``--no-telemetry``), if any."""
+
+    enabled: bool = False
+    endpoint: str = ""
+    service_name: str = ""
+    sample_ratio: float | None = None
+    no_metrics: bool = False
+    capture: bool = False
+    capture_max_bytes: int = 0
+    disabled_by: str = ""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Spans handed to the exporter against spans the collector accepted."""
+
+    attempted: int = 0
+    delivered: int = 0
+    first_error: str = ""
+
+    def summary(self) -> str:
+        """``3 of 5 spans delivered``, with the first error when some were lost."""
+        text = f"{self.delivered} of {self.attempted} spans delivered"
+        if self.first_error and self.delivered < self.attempted:
+            text += f" ({self.first_error})"
+        return text
+
+
+class Span(Protocol):
+    def set(self, key: str, value: str | int | float | bool | tuple[str, ...]) -> None: ...
+
+    def usage(self, input_tokens: int, output_tokens: int) -> None: ...
+
+    def finish_reasons(self, *reasons: str) -> None: ...
+
+    def content(self, key: str, build: Callable[[], str]) -> None:
+        """Record conversation content, calling ``build`` only when capture is on."""
+
+    def fail(self, error: ErrorClass) -> None: ...
+
+
+class _NoSpan:
+    def set(self, key: str, value: str | int | float | bool | tuple[str, ...]) -> None:
+        pass
+
+    def usage(self, input_tokens: int, output_tokens: int) -> None:
+        pass
+
+    def finish_reasons(self, *reasons: str) -> None:
+        pass
+
+    def content(self, key: str, build: Callable[[], str]) -> None:
+        pass
+
+    def fail(self, error: ErrorClass) -> None:
+        pass
+
+
+NO_SPAN = _NoSpan()
+
+
+class Telemetry:
+    """The disabled handle; ``start`` returns a live subclass when export is on."""
+
+    enabled = False
+    content_exported = False
+
+    def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
+        """The root span of one turn, continuing ``traceparent`` when a caller sent one."""
+        return nullcontext(NO_SPAN)
+
+    def model_call(self, provider: str, model: str) -> AbstractContextManager[Span]:
+        return nullcontext(NO_SPAN)
+
+    def tool_call(self, name: str) -> AbstractContextManager[Span]:
+        return nullcontext(NO_SPAN)
+
+    def traceparent(self) -> str:
+        """The W3C ``traceparent`` of the current span, for a message this process sends."""
+        return ""
+
+    def trace_id(self) -> str:
+        """The current trace's id as 32 hex digits; empty when nothing is exported."""
+        return ""
+
+    def shutdown(self) -> Delivery:
+        """Flush and stop, with a timeout of its own; the delivery counts."""
+        return Delivery()
+
+
+DISABLED = Telemetry()
+
+_EXPORTER_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+def exporter_variables_set() -> list[str]:
+    """The OTLP exporter variables set in the environment; they never turn export on."""
+    return [name for name in _EXPORTER_VARIABLES if os.environ.get(name)]
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _validate(settings: TelemetrySettings) -> str:
+    """The endpoint to export to; checked only when export is on."""
+    endpoint = settings.endpoint or DEFAULT_ENDPOINT
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TelemetryError(
+            f'"telemetry.endpoint" must be an http or https URL with a host, not "{endpoint}"'
+        )
+    if settings.capture and parts.scheme == "http" and not _is_loopback(parts.hostname):
+        raise TelemetryError(
+            '"telemetry.capture.enabled" sends conversation content, which plain http would '
+            f'carry unencrypted to {parts.hostname}; use https in "telemetry.endpoint" or turn '
+            "capture off"
+        )
+    ratio = settings.sample_ratio
+    if ratio is not None and not 0.0 <= ratio <= 1.0:
+        raise TelemetryError(f'"telemetry.sample_ratio" must be between 0 and 1, not {ratio}')
+    return endpoint.rstrip("/")
+
+
+def export_on(settings: TelemetrySettings) -> bool:
+    """The precedence chain: the off variable, the caller's switch, the SDK's variable, the
+    configuration. The exporter variables alone never turn export on."""
+    if os.environ.get(OFF_VARIABLE, "").lower() in ("1", "true", "yes"):
+        return False
+    if settings.disabled_by:
+        return False
+    if os.environ.get(SDK_DISABLED_VARIABLE, "").lower() == "true":
+        return False
+    return settings.enabled
+
+
+def start(settings: TelemetrySettings) -> Telemetry:
+    """The handle for these settings: DISABLED when export is off, else a live provider
+    (registering nothing globally)."""
+    if not export_on(settings):
+        return DISABLED
+    endpoint = _validate(settings)
+    from fisk_ai.telemetry.live import LiveTelemetry
+
+    return LiveTelemetry(settings, endpoint)

@@ -1,0 +1,263 @@
+import dataclasses
+
+import pytest
+
+from fisk_ai.agent.events import WarningEvent, WarningKind
+from fisk_ai.agent.hooks import Deny, Hooks
+from fisk_ai.agent.loop import AgentError
+from fisk_ai.agent.pii import (
+    SCAN_FAILED_OUTPUT,
+    WITHHELD_OUTPUT,
+    Check,
+    PiiError,
+    PiiGuard,
+    Scanner,
+    card_valid,
+    guarded_hooks,
+    iban_valid,
+    luhn_valid,
+    redact,
+    scanner,
+)
+from fisk_ai.agent.runner import PromptDenied
+from fisk_ai.config.models import PiiMode
+from fisk_ai.llm.types import ToolResultBlock, ToolUseBlock
+from fisk_ai.sessions.file import FileSessionStore
+from fisk_ai.sessions.records import Meta, ToolResult
+from fisk_ai.tools.base import ExecDeps, Outcome
+from tests.agent.conftest import SETTINGS, FakeTool, make_runner, payloads, toolset
+from tests.fakes.events import RecordingSink
+from tests.fakes.provider import ScriptedProvider, answer, call, calls
+
+CALL = ToolUseBlock("t1", "lookup", "{}")
+NATS_SEED = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU"
+PRIVATE_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    "-----END OPENSSH PRIVATE KEY-----"
+)
+NATS_CREDS = (
+    "-----BEGIN NATS USER JWT-----\n"
+    "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJqdGkiOiJBQkNERUYifQ.c2lnbmF0dXJlX2hlcmU\n"
+    "------END NATS USER JWT------"
+)
+
+
+def kinds(text: str) -> list[Check]:
+    return [finding.check for finding in scanner().scan(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("card 4111 1111 1111 1111 on file", Check.CREDIT_CARD),
+        ("paid with 4242-4242-4242-4242", Check.CREDIT_CARD),
+        ("amex 378282246310005", Check.CREDIT_CARD),
+        ("mc 5555555555554444.", Check.CREDIT_CARD),
+        ("mail jane.doe+ops@example.co.uk today", Check.EMAIL),
+        ("ring +44 20 7946 0958", Check.PHONE),
+        ("ring (415) 555-2671", Check.PHONE),
+        ("ring +1-202-555-0143", Check.PHONE),
+        ("iban GB82 WEST 1234 5698 7654 32", Check.IBAN),
+        ("iban DE89370400440532013000", Check.IBAN),
+        ("ssn 123-45-6789", Check.SSN),
+        ("key AKIAIOSFODNN7EXAMPLE", Check.SECRET),
+        ("gh ghp_" + "a1B2c3D4e5" * 4, Check.SECRET),
+        ("ANTHROPIC_API_KEY=sk-ant-api03-" + "Zx9" * 14, Check.SECRET),
+        ("Authorization: Bearer abcDEF123456ghiJKL789", Check.SECRET),
+        ("slack xoxb-1234567890-abcdefghijkl", Check.SECRET),
+        (f"seed {NATS_SEED}", Check.SECRET),
+        (PRIVATE_KEY, Check.SECRET),
+        (NATS_CREDS, Check.SECRET),
+        ("db password: hunter2hunter2", Check.SECRET),
+    ],
+)
+def test_each_check_finds_its_kind(text: str, check: Check) -> None:
+    assert kinds(text) == [check]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111111111111112",  # sixteen digits failing Luhn
+        "order 1234567812345670",  # passes Luhn, but no card network issues it
+        "GB82WEST12345698765433",  # IBAN shape, wrong check digits
+        "000-12-3456 666-12-3456 900-12-3456",  # never-issued SSN areas
+        "pkg@1.2.3 and root@localhost",
+        "version 1.2.3 built 2026-12-01 10:28:41 on 192.168.10.20",
+        "request 550e8400-e29b-41d4-a716-446655440000",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "max_tokens=500000 exit_code=0 pid 12345678 at 1733050121",
+        "call 555-2671",
+        "the token is short",
+    ],
+)
+def test_look_alikes_are_left_alone(text: str) -> None:
+    assert kinds(text) == []
+
+
+def test_validators() -> None:
+    assert luhn_valid("4111111111111111")
+    assert not luhn_valid("4111111111111112")
+    assert not card_valid("1234567812345670")
+    assert iban_valid("GB82 WEST 1234 5698 7654 32")
+    assert not iban_valid("GB82 WEST 1234 5698 7654 33")
+
+
+def test_redact_replaces_each_finding_with_its_typed_placeholder() -> None:
+    text = "mail jane@example.com, card 4111 1111 1111 1111, Bearer abcDEF123456ghiJKL789"
+    assert redact(text, scanner().scan(text)) == (
+        "mail [EMAIL-REDACTED], card [CREDIT-CARD-REDACTED], Bearer [SECRET-REDACTED]"
+    )
+
+
+def test_a_private_key_is_one_secret_not_its_parts() -> None:
+    assert kinds(f"before {PRIVATE_KEY} after") == [Check.SECRET]
+
+
+async def test_redact_rewrites_a_prompt_and_warns_once() -> None:
+    sink = RecordingSink()
+    guard = PiiGuard(PiiMode.REDACT, sink, scanner())
+
+    assert await guard.on_prompt("mail jane@example.com") == "mail [EMAIL-REDACTED]"
+    assert await guard.on_prompt("ring +44 20 7946 0958") == "ring [PHONE-REDACTED]"
+    assert await guard.on_prompt("nothing here") == "nothing here"
+
+    warnings = sink.of(WarningEvent)
+    assert len(warnings) == 1
+    assert warnings[0].kind == WarningKind.PII_FOUND
+    assert warnings[0].params == ("email",)
+    assert "jane@example.com" not in warnings[0].error
+
+
+async def test_reject_denies_a_prompt_and_withholds_a_tool_output() -> None:
+    guard = PiiGuard(PiiMode.REJECT, RecordingSink(), scanner())
+
+    denied = await guard.on_prompt("card 4111 1111 1111 1111")
+    assert isinstance(denied, Deny)
+    assert "credit_card" in denied.reason
+    assert "4111" not in denied.reason
+    withheld = await guard.on_tool_result(CALL, Outcome("ssn 123-45-6789"))
+    assert withheld == Outcome(WITHHELD_OUTPUT)
+    assert await guard.on_tool_result(CALL, Outcome("clean")) == Outcome("clean")
+
+
+class BrokenScanner(Scanner):
+    def __init__(self) -> None:
+        super().__init__(())
+
+    def scan(self, text: str) -> list[object]:  # type: ignore[override]
+        raise RuntimeError("regex engine gone")
+
+
+async def test_a_failed_scan_is_a_hit() -> None:
+    sink = RecordingSink()
+    guard = PiiGuard(PiiMode.REDACT, sink, BrokenScanner())
+
+    assert await guard.on_tool_result(CALL, Outcome("anything")) == Outcome(SCAN_FAILED_OUTPUT)
+    assert isinstance(await guard.on_prompt("anything"), Deny)
+    (warning,) = sink.of(WarningEvent)
+    assert "regex engine gone" in warning.error
+
+
+async def test_the_guard_runs_after_the_callers_hooks_and_reads_their_rewrite() -> None:
+    async def callers(prompt: str) -> str:
+        return prompt + " reply to ops@example.com"
+
+    async def callers_tool(call: ToolUseBlock, outcome: Outcome) -> Outcome:
+        return Outcome(outcome.output + " jane@example.com")
+
+    hooks = guarded_hooks(
+        Hooks(user_prompt_submit=(callers,), post_tool_use=(callers_tool,)),
+        PiiMode.REDACT,
+        RecordingSink(),
+    )
+
+    assert await hooks.submit_prompt("hi") == "hi reply to [EMAIL-REDACTED]"
+    assert await hooks.after_tool(CALL, Outcome("mail")) == Outcome("mail [EMAIL-REDACTED]")
+
+
+def test_off_installs_nothing() -> None:
+    mine = Hooks()
+    assert guarded_hooks(mine, PiiMode.OFF, RecordingSink()) is mine
+
+
+def test_a_scanner_that_will_not_build_fails_the_run(store: FileSessionStore) -> None:
+    def broken() -> Scanner:
+        raise ValueError("bad pattern")
+
+    with pytest.raises(PiiError, match=r"harness\.pii\.mode"):
+        guarded_hooks(None, PiiMode.REDACT, RecordingSink(), broken)
+
+
+async def test_a_card_number_in_a_tool_output_reaches_model_and_journal_redacted(
+    store: FileSessionStore, sink: RecordingSink
+) -> None:
+    async def leaky(arguments: str, deps: ExecDeps) -> Outcome:
+        return Outcome("customer card 4111 1111 1111 1111, mail jane@example.com")
+
+    provider = ScriptedProvider([calls(call("t1", "lookup")), answer("done")])
+    async with make_runner(
+        provider=provider, tools=toolset(FakeTool("lookup", leaky)), store=store, events=sink
+    ) as runner:
+        result = await runner.start("look up the customer")
+
+    sent = repr(provider.requests[1].messages)
+    assert "4111" not in sent
+    assert "[CREDIT-CARD-REDACTED]" in sent
+    expected = "customer card [CREDIT-CARD-REDACTED], mail [EMAIL-REDACTED]"
+    records = payloads(await store.read(result.session_id))
+    assert [p.result for p in records if isinstance(p, ToolResult)] == [
+        ToolResultBlock("t1", expected)
+    ]
+    assert [w.kind for w in sink.of(WarningEvent)] == [WarningKind.PII_FOUND]
+
+
+async def test_a_prompt_is_redacted_before_the_journal_and_the_model(
+    store: FileSessionStore, sink: RecordingSink
+) -> None:
+    provider = ScriptedProvider([answer("ok")])
+    async with make_runner(provider=provider, tools=toolset(), store=store, events=sink) as runner:
+        result = await runner.start("my iban is DE89370400440532013000")
+
+    assert "DE89" not in repr(provider.requests[0].messages)
+    (meta,) = [p for p in payloads(await store.read(result.session_id)) if isinstance(p, Meta)]
+    assert meta.prompt == "my iban is [IBAN-REDACTED]"
+
+
+async def test_reject_refuses_the_prompt_in_a_run(
+    store: FileSessionStore, sink: RecordingSink
+) -> None:
+    settings = dataclasses.replace(SETTINGS, pii_mode=PiiMode.REJECT)
+    provider = ScriptedProvider([answer("ok")])
+    runner = make_runner(
+        provider=provider, tools=toolset(), store=store, events=sink, settings=settings
+    )
+    with pytest.raises(PromptDenied):
+        await runner.start("ssn 123-45-6789")
+    assert provider.calls == 0
+
+
+async def test_off_lets_everything_through(store: FileSessionStore, sink: RecordingSink) -> None:
+    settings = dataclasses.replace(SETTINGS, pii_mode=PiiMode.OFF)
+    provider = ScriptedProvider([answer("ok")])
+    async with make_runner(
+        provider=provider, tools=toolset(), store=store, events=sink, settings=settings
+    ) as runner:
+        await runner.start("mail jane@example.com")
+    assert "jane@example.com" in repr(provider.requests[0].messages)
+    assert sink.of(WarningEvent) == []
+
+
+def test_the_runner_refuses_to_start_without_a_scanner(
+    store: FileSessionStore, sink: RecordingSink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fisk_ai.agent import pii
+
+    def broken() -> Scanner:
+        raise ValueError("bad pattern")
+
+    monkeypatch.setattr(pii, "scanner", broken)
+    monkeypatch.setattr(pii.guarded_hooks, "__defaults__", (broken,))
+    with pytest.raises(AgentError, match=r"harness\.pii\.mode"):
+        make_runner(provider=ScriptedProvider(), tools=toolset(), store=store, events=sink)

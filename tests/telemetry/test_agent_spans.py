@@ -1,0 +1,44 @@
+from pathlib import Path
+
+from fisk_ai.agent.resources import Resources
+from fisk_ai.agent.runner import Runner
+from fisk_ai.sessions.file import FileSessionStore
+from fisk_ai.telemetry import TelemetrySettings, start
+from tests.agent.conftest import SETTINGS, FakeTool, toolset
+from tests.fakes.events import RecordingSink
+from tests.fakes.provider import ScriptedProvider, answer, call, calls
+from tests.telemetry.receiver import Receiver, attributes
+
+PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+async def test_a_run_is_one_trace_of_its_model_and_tool_calls(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    telemetry = start(TelemetrySettings(enabled=True, endpoint=receiver.endpoint, no_metrics=True))
+    provider = ScriptedProvider([calls(call("t1", "status")), answer("done")], provider="anthropic")
+    resources = Resources(
+        SETTINGS,
+        provider,
+        toolset(FakeTool("status")),
+        FileSessionStore(tmp_path / "runs"),
+        telemetry=telemetry,
+    )
+    async with Runner(resources, events=RecordingSink(), traceparent=PARENT) as runner:
+        await runner.start("status please")
+    delivery = telemetry.shutdown()
+
+    spans = receiver.spans()
+    assert delivery.delivered == len(spans) == 4
+    assert {span.trace_id.hex() for span in spans} == {"4bf92f3577b34da6a3ce929d0e0e4736"}
+    (root,) = [span for span in spans if span.name.startswith("invoke_agent")]
+    assert root.parent_span_id.hex() == "00f067aa0ba902b7"
+    chats = [span for span in spans if span.name == "chat test-model"]
+    assert [attributes(chat)["gen_ai.provider.name"] for chat in chats] == ["anthropic"] * 2
+    assert [attributes(chat)["gen_ai.response.finish_reasons"] for chat in chats] == [
+        ("tool_use",),
+        ("end_turn",),
+    ]
+    (tool,) = [span for span in spans if span.name == "execute_tool status"]
+    assert tool.parent_span_id == root.span_id
+    assert "gen_ai.tool.call.arguments" not in attributes(tool)
