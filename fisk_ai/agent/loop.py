@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from fisk_ai.agent.outcome import Deferred as DeferredTurn
 from fisk_ai.agent.replay import call_command
 from fisk_ai.agent.resources import Resources
 from fisk_ai.errors import FiskError
+from fisk_ai.llm.codec import message_to_json
 from fisk_ai.llm.types import (
     STOP_MAX_TOKENS,
     STOP_PAUSE_TURN,
@@ -243,6 +245,15 @@ def _rewritten(call: ToolUseBlock, rewrite: Rewrite, tools: ToolSet) -> tuple[To
     return ToolUseBlock(call.id, rewrite.name, rewrite.input), tool
 
 
+def messages_json(messages: Sequence[Message]) -> str:
+    """Messages as a span carries them under content capture: the journal's own encoding."""
+    return json.dumps(
+        [message_to_json(message) for message in messages],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
 def _arguments_mapping(tool_name: str, arguments: str) -> Mapping[str, Any]:
     try:
         return parse_arguments(tool_name, arguments)
@@ -275,6 +286,7 @@ class AgentLoop:
         self._prompter = prompter
         self._hooks = resources.hooks or Hooks()
         self._telemetry = resources.telemetry
+        self._messages_captured = 0
         self._suspend = suspend
         self._warned_sent_directly = False
 
@@ -353,6 +365,12 @@ class AgentLoop:
             call_timeout=settings.call_timeout,
         )
         with self._telemetry.model_call(capabilities.semconv_provider, settings.model) as span:
+            sent = (
+                request.messages
+                if self._telemetry.full_messages
+                else request.messages[self._messages_captured :]
+            )
+            span.content("gen_ai.input.messages", lambda: messages_json(sent))
             try:
                 response = await self._provider.call(request)
             except FiskError as exc:
@@ -360,6 +378,9 @@ class AgentLoop:
                 return Failed(str(exc))
             span.usage(response.usage.input_tokens, response.usage.output_tokens)
             span.finish_reasons(response.stop_reason)
+            span.content("gen_ai.output.messages", lambda: messages_json((response.message,)))
+        # The reply is the next request's too: a delta starts after it.
+        self._messages_captured = len(request.messages) + 1
 
         usage = response.usage
         message = response.message

@@ -115,6 +115,7 @@ def start_telemetry(cfg: config.Config, *, disabled_by: str = "") -> Telemetry:
             no_metrics=block.no_metrics,
             capture=block.capture.enabled,
             capture_max_bytes=block.capture.max_bytes,
+            capture_full_messages=block.capture.messages is config.CaptureMessages.FULL,
             disabled_by=disabled_by,
         )
     )

@@ -62,6 +62,9 @@ class TelemetrySettings:
     no_metrics: bool = False
     capture: bool = False
     capture_max_bytes: int = 0
+    capture_full_messages: bool = False
+    """telemetry.capture.messages: full puts every message of a model request on its span,
+    delta (the default) only those the previous call did not carry."""
     disabled_by: str = ""
 
 
@@ -119,6 +122,7 @@ class Telemetry:
 
     enabled = False
     content_exported = False
+    full_messages = False
 
     def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
         """The root span of one turn, continuing ``traceparent`` when a caller sent one."""

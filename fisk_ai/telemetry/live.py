@@ -146,6 +146,7 @@ class LiveTelemetry(Telemetry):
         logging.getLogger("opentelemetry.exporter.otlp.proto.http").setLevel(logging.CRITICAL)
         self.content_exported = settings.capture
         self.capture_max_bytes = settings.capture_max_bytes
+        self.full_messages = settings.capture_full_messages
         resource = Resource.create(
             {service_attributes.SERVICE_NAME: settings.service_name or DEFAULT_SERVICE_NAME}
         )
