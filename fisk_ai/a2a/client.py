@@ -35,6 +35,7 @@ from fisk_ai.a2a.transport import (
     tool_subject,
 )
 from fisk_ai.a2a.vocabulary import Direction
+from fisk_ai.telemetry import current_traceparent
 
 __all__ = ["DEFAULT_CLIENT_IDENTITY", "DEFAULT_DISCOVERY_TIMEOUT", "call_tool", "discover"]
 
@@ -58,7 +59,12 @@ async def discover(
 ) -> DiscoveryReply:
     """The card agent ``identity`` answers discovery with."""
     subject = discovery_subject(identity)
-    request = new_request(DiscoveryRequest, sender=sender, recipient=Identity(name=identity))
+    request = new_request(
+        DiscoveryRequest,
+        traceparent=current_traceparent() or None,
+        sender=sender,
+        recipient=Identity(name=identity),
+    )
     try:
         data = await transport.request(subject, encode(request), timeout=timeout)
     except NoResponders:
@@ -89,7 +95,12 @@ async def call_tool(
     ``code``, not an exception; a peer that does not answer at all raises."""
     subject = tool_subject(identity)
     request = new_request(
-        ToolRequest, sender=sender, recipient=Identity(name=identity), name=name, input=dict(input)
+        ToolRequest,
+        traceparent=current_traceparent() or None,
+        sender=sender,
+        recipient=Identity(name=identity),
+        name=name,
+        input=dict(input),
     )
     arrived: asyncio.Queue[Delivery] = asyncio.Queue()
 

@@ -35,9 +35,27 @@ __all__ = ["outcome_of", "terminal_message", "totals_of"]
 Terminal = TerminalResult | TerminalError
 
 
-def terminal_message(result: RunResult, header: ReplyHeader, *, identity: str) -> Terminal:
+def terminal_message(
+    result: RunResult,
+    header: ReplyHeader,
+    *,
+    identity: str,
+    trace_id: str = "",
+    content_exported: bool = False,
+) -> Terminal:
     """The message ending the reply set of a turn that ended as ``result`` says, on agent
-    ``identity`` (named in the sentences of endings that carry none of their own)."""
+    ``identity`` (named in the sentences of endings that carry none of their own). ``trace_id``
+    is the trace the run recorded (empty when it exported none) and ``content_exported`` whether
+    the conversation rode on it; both go on every ending."""
+    message = _terminal(result, header, identity=identity)
+    if trace_id or content_exported:
+        message = message.model_copy(
+            update={"trace_id": trace_id, "content_exported": content_exported and bool(trace_id)}
+        )
+    return message
+
+
+def _terminal(result: RunResult, header: ReplyHeader, *, identity: str) -> Terminal:
     usage = WireUsage.from_usage(
         result.usage,
         llm_calls=result.llm_calls,

@@ -69,6 +69,7 @@ from fisk_ai.a2a.transport import (
     task_subject,
 )
 from fisk_ai.a2a.vocabulary import Direction, ElicitChoice
+from fisk_ai.telemetry import current_traceparent
 from fisk_ai.tools.questions import (
     Answer,
     ApprovalChoice,
@@ -172,6 +173,7 @@ class PromptsClient:
         options = options or TurnOptions()
         message = new_request(
             RequestPrompt,
+            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=options.request or new_ksuid(),
@@ -190,6 +192,7 @@ class PromptsClient:
         options = options or TurnOptions()
         message = new_request(
             RequestResume,
+            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=options.request or new_ksuid(),
@@ -210,6 +213,7 @@ class PromptsClient:
         options = options or TurnOptions()
         message = new_request(
             RequestAnswer,
+            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=options.request or new_ksuid(),
@@ -233,6 +237,7 @@ class PromptsClient:
         the replay_start and replay_end statuses, go to ``on_event``."""
         message = new_request(
             RequestRead,
+            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=request or new_ksuid(),
@@ -246,6 +251,7 @@ class PromptsClient:
         ends suspended on its own reply set. False when no worker holds that turn any more."""
         message = new_request(
             Cancel,
+            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=request,

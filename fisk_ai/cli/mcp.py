@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from fisk_ai.cli.flags import add_common_flags, env_flag
+from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag
 
 if TYPE_CHECKING:
     from fisk_ai.config import Config
@@ -46,6 +46,7 @@ def register(subcommands: Any) -> None:
         metavar="DIR",
         help="the directory commands run in (absolute, existing; default: this one)",
     )
+    add_no_telemetry_flag(parser)
     add_common_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from fisk_ai.cli.serve import checked_work_dir
     from fisk_ai.config import Mode, load
     from fisk_ai.errors import FiskError
+    from fisk_ai.serve.observability import start_hosted_telemetry
 
     verbose = bool(args.verbose) or env_flag("VERBOSE")
     logging.basicConfig(
@@ -118,7 +120,16 @@ def run(args: argparse.Namespace) -> int:
     port = listen_port(args.port, cfg)
     address = listen_address(args.address, cfg)
     work_dir = checked_work_dir(args.work_dir)
-    return asyncio.run(_serve(cfg, address, port, work_dir))
+    # Resolved before anything is opened, so a bad endpoint fails on a readable terminal.
+    telemetry = start_hosted_telemetry(
+        cfg, no_telemetry=args.no_telemetry, note=lambda text: print(text, file=sys.stderr)
+    )
+    try:
+        return asyncio.run(_serve(cfg, address, port, work_dir))
+    finally:
+        delivery = telemetry.shutdown()
+        if telemetry.enabled:
+            print(f"telemetry: {delivery.summary()}", file=sys.stderr)
 
 
 async def _serve(cfg: Config, address: str, port: int, work_dir: Any) -> int:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from fisk_ai.cli.flags import add_common_flags, env_flag, run_options_from
+from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag, run_options_from
 
 DEFAULT_PROMPT = "assist the user"
 
@@ -68,6 +68,7 @@ def register(subcommands: Any) -> None:
         metavar="NAME",
         help="with --nats-context: the agent to talk to (default: identity in --config)",
     )
+    add_no_telemetry_flag(parser)
     add_common_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -83,6 +84,7 @@ WORKER_FLAGS = {
     "state_dir": "--state-dir",
     "record": "--record",
     "replay": "--replay",
+    "no_telemetry": "--no-telemetry",
 }
 
 

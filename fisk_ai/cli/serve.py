@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fisk_ai.cli.flags import add_common_flags, env_flag
+from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from fisk_ai.serve.prompts.intake import PromptsChannel
     from fisk_ai.serve.server import Channel, HostedChannels
     from fisk_ai.serve.tools import ServedSelection, ToolsServer
+    from fisk_ai.telemetry import Telemetry
 
 DEFAULT_CONFIG = "agent.yaml"
 PROMPTS_TOOL_NOTE = (
@@ -66,6 +67,7 @@ def register(subcommands: Any) -> None:
         metavar="N",
         help="queued jobs run at once, overriding expose.agent.jobs.workers",
     )
+    add_no_telemetry_flag(parser)
     add_common_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -87,7 +89,14 @@ def run(args: argparse.Namespace) -> int:
     refuse_endpoints_not_built(cfg)
     work_dir = checked_work_dir(args.work_dir)
     return asyncio.run(
-        _serve(cfg, work_dir, provider_options(args), args.state_dir, workers=args.workers)
+        _serve(
+            cfg,
+            work_dir,
+            provider_options(args),
+            args.state_dir,
+            workers=args.workers,
+            no_telemetry=args.no_telemetry,
+        )
     )
 
 
@@ -157,6 +166,7 @@ async def _serve(
     state_dir: str | None,
     *,
     workers: int | None = None,
+    no_telemetry: bool = False,
 ) -> int:
     from fisk_ai.agent.application import load_application_tools, run_tool_set, tool_filter
     from fisk_ai.agent.resources import build_provider
@@ -183,37 +193,47 @@ async def _serve(
         application = application_tools.application
         version = (application.version if application is not None else "") or "dev"
         transport = await connect_transport(
-            cfg.nats_context, name=f"fisk-ai {cfg.identity}", fix="nats_context"
+            cfg.nats_context,
+            name=f"fisk-ai {cfg.identity}",
+            fix="nats_context",
+            warn_unauthenticated=warn,
         )
         try:
             async with contextlib.AsyncExitStack() as started:
-                prompts, jobs, hosted = await _host_channels(
+                prompts, jobs, hosted, telemetry = await _host_channels(
                     cfg,
                     started,
                     transport,
                     provider,
                     application_tools,
-                    _HostPlaces(state_dir, work_dir, workers, warn),
+                    _HostPlaces(state_dir, work_dir, workers, warn, no_telemetry),
                 )
                 tools: ToolsServer | None = None
                 selection: ServedSelection | None = None
-                if a2a is not None and a2a.serve_tools:
-                    exposed = cfg.expose.agent.tools
-                    selection = select_served_tools(
-                        run_tool_set(cfg, application_tools),
-                        include=tool_filter(exposed.include),
-                        exclude=tool_filter(exposed.exclude),
-                        confirm_tags=cfg.harness.confirm_tags,
-                    )
+                if a2a is not None and (a2a.serve_tools or prompts is not None):
+                    if a2a.serve_tools:
+                        exposed = cfg.expose.agent.tools
+                        selection = select_served_tools(
+                            run_tool_set(cfg, application_tools),
+                            include=tool_filter(exposed.include),
+                            exclude=tool_filter(exposed.exclude),
+                            confirm_tags=cfg.harness.confirm_tags,
+                        )
+                    # An agent answering prompts answers discovery too, serving tools or not;
+                    # the card's telemetry fields are what the started handle does.
                     tools = ToolsServer(
                         transport,
-                        selection.exposed,
+                        selection.exposed if selection is not None else (),
                         ToolsOptions(
                             identity=cfg.identity,
                             version=version,
                             max_concurrent=a2a.max_concurrent_tools,
                             tool_timeout=a2a.tool_timeout,
                             work_dir=work_dir,
+                            model=cfg.llm.model if prompts is not None else "",
+                            telemetry=telemetry is not None and telemetry.enabled,
+                            telemetry_content=telemetry is not None and telemetry.content_exported,
+                            calls=selection is not None,
                         ),
                     )
                     await tools.start()
@@ -221,10 +241,10 @@ async def _serve(
                     cfg,
                     version,
                     prompts=prompts,
-                    tools=tools,
-                    selection=selection,
+                    tools=(tools, selection) if tools is not None and selection else None,
                     work_dir=work_dir,
                     jobs=(jobs, workers is not None) if jobs is not None else None,
+                    telemetry=telemetry is not None and telemetry.enabled,
                 )
 
                 def announce() -> None:
@@ -251,6 +271,7 @@ class _HostPlaces:
     work_dir: Path | None
     workers: int | None
     warn: Callable[[str], None]
+    no_telemetry: bool = False
 
 
 async def _host_channels(
@@ -260,15 +281,16 @@ async def _host_channels(
     provider: Provider | None,
     application_tools: ApplicationTools,
     places: _HostPlaces,
-) -> tuple[PromptsChannel | None, JobsChannel | None, HostedChannels | None]:
+) -> tuple[PromptsChannel | None, JobsChannel | None, HostedChannels | None, Telemetry | None]:
     """Every channel that runs the agent, on one Server sharing the provider, the stores and
-    the tool set; closed (abandoning what still runs) when ``started`` unwinds."""
+    the tool set; closed (abandoning what still runs) when ``started`` unwinds. The telemetry
+    handle is the one the runs started, None when nothing runs."""
     from fisk_ai.serve.jobs.hosting import take_jobs
     from fisk_ai.serve.prompts.hosting import prompts_channel, shared_resources
     from fisk_ai.serve.server import HostedChannels
 
     if provider is None:
-        return None, None, None
+        return None, None, None, None
     resources = await started.enter_async_context(
         shared_resources(
             cfg,
@@ -277,6 +299,7 @@ async def _host_channels(
             state_dir=places.state_dir,
             work_dir=places.work_dir,
             warn=places.warn,
+            no_telemetry=places.no_telemetry,
         )
     )
     channels: list[tuple[Channel, int]] = []
@@ -292,7 +315,7 @@ async def _host_channels(
     hosted = HostedChannels(cfg.identity, resources, channels)
     hosted.start()
     started.push_async_callback(hosted.close)
-    return prompts, jobs, hosted
+    return prompts, jobs, hosted, resources.telemetry
 
 
 def banner(
@@ -300,12 +323,15 @@ def banner(
     version: str,
     *,
     prompts: PromptsChannel | None,
-    tools: ToolsServer | None,
-    selection: ServedSelection | None,
+    tools: tuple[ToolsServer, ServedSelection] | None,
     work_dir: Path | None,
     jobs: tuple[JobsChannel, bool] | None = None,
+    telemetry: bool = False,
 ) -> str:
-    """The startup banner: what is served, where, and with which limits."""
+    """The startup banner: what is served, where, and with which limits. Each row says what
+    the process started: ``tools`` is the tool server with its selection, ``telemetry``
+    whether the started handle exports (a switch or variable can turn the configuration's
+    export off, and a process running no agent loop starts none)."""
     from fisk_ai.serve.memory import memory_location
     from fisk_ai.util.durations import format_duration
 
@@ -333,7 +359,7 @@ def banner(
                     [f"{entry.name} ({server_endpoint(entry)})" for entry in cfg.mcp_clients],
                 )
             )
-    top.append(("Telemetry", [_enabled(cfg.telemetry.enabled)]))
+    top.append(("Telemetry", [_enabled(telemetry)]))
     if work_dir is not None:
         top.append(("Tool Directory", [str(work_dir)]))
     if runs:
@@ -346,8 +372,8 @@ def banner(
         sections.append(("Taking queued jobs", _jobs_rows(channel), PROMPTS_TOOL_NOTE))
     if prompts is not None:
         sections.append(("Answering prompts over a2a", _prompts_rows(cfg), PROMPTS_TOOL_NOTE))
-    if tools is not None and selection is not None:
-        sections.append(("Serving tools over a2a", _tools_rows(cfg, tools, selection), ""))
+    if tools is not None:
+        sections.append(("Serving tools over a2a", _tools_rows(cfg, *tools), ""))
     width = 4 + max(
         len(label) for label, _ in [*top, *(row for _, rows, _ in sections for row in rows)]
     )

@@ -187,6 +187,7 @@ def build_report(
             memory_fields.append(Field("Entries", memory_entries))
         memory_fields.append(Field("Limits", MEMORY_LIMITS))
         sections.append(Section("Memory", tuple(memory_fields)))
+    sections.append(telemetry_section(cfg))
 
     tools = tuple(
         ToolRow(
@@ -215,6 +216,58 @@ def build_report(
         remote_hosts=tuple(status.line for status in (remote.statuses if remote else ())),
         mcp_clients=mcp_server_lines(mcp_servers),
     )
+
+
+def telemetry_section(cfg: Config) -> Section:
+    """The Telemetry section: each effective value with where it came from (file, default, or
+    the environment variable that overrides the file). `fisk info` takes no --no-telemetry, so
+    no value here comes from a flag."""
+    from fisk_ai.telemetry import DEFAULT_ENDPOINT, TelemetrySettings, export_on, off_switch
+
+    block = cfg.telemetry
+    written = block.model_fields_set
+    written_capture = block.capture.model_fields_set if "capture" in written else set()
+
+    def origin(key: str, *, capture: bool = False) -> str:
+        return "file" if key in (written_capture if capture else written) else "default"
+
+    settings = TelemetrySettings(enabled=block.enabled)
+    exporting = export_on(settings)
+    switch = off_switch(settings)
+    enabled = f"{str(exporting).lower()} ({f'env {switch}' if switch else origin('enabled')})"
+    ratio = "1" if block.sample_ratio is None else f"{block.sample_ratio:g}"
+    capture = block.capture.enabled and exporting
+    capture_origin = origin("enabled", capture=True)
+    if block.capture.enabled and not exporting:
+        capture_origin = "file, off while export is off"
+    fields = [
+        Field("Enabled", enabled),
+        Field("Endpoint", f"{block.endpoint or DEFAULT_ENDPOINT} ({origin('endpoint')})"),
+        Field(
+            "Service name",
+            f"{block.service_name} (file)"
+            if block.service_name
+            else f"{cfg.identity} (default: the identity)",
+        ),
+        Field("Sample ratio", f"{ratio} ({origin('sample_ratio')})"),
+        Field("Metrics", f"{'off' if block.no_metrics else 'on'} ({origin('no_metrics')})"),
+        Field("Capture", f"{'on' if capture else 'off'} ({capture_origin})"),
+    ]
+    if capture:
+        fields.append(
+            Field(
+                "Capture messages",
+                f"{block.capture.messages.value} ({origin('messages', capture=True)})",
+            )
+        )
+        limit = block.capture.max_bytes
+        fields.append(
+            Field(
+                "Capture max bytes",
+                f"{limit or 'unlimited'} ({origin('max_bytes', capture=True)})",
+            )
+        )
+    return Section("Telemetry", tuple(fields))
 
 
 def _model_section(cfg: Config) -> Section:

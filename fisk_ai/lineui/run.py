@@ -27,6 +27,7 @@ from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
+    from fisk_ai.telemetry import Delivery
 
 SUSPEND_NOTICE = "stop requested: finishing the current step; press ^C again to give up"
 EXIT_INTERRUPTED = 130
@@ -75,17 +76,30 @@ async def _run(options: RunOptions) -> int:
 
     write_answer(result.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
     latency = timedelta(seconds=time.monotonic() - started)
-    print_summary(result, model=hosted.model, latency=latency, verbose=options.verbose)
+    print_summary(
+        result,
+        model=hosted.model,
+        latency=latency,
+        verbose=options.verbose,
+        delivery=hosted.telemetry.delivery,
+    )
     if resumable(result.outcome):
         stderr_line(resume_hint(result.session_id, hosted.resume_flags))
     return _exit_code(result)
 
 
 def print_summary(
-    result: RunResult, *, model: str, latency: timedelta, verbose: bool, suspended: bool = False
+    result: RunResult,
+    *,
+    model: str,
+    latency: timedelta,
+    verbose: bool,
+    suspended: bool = False,
+    delivery: Delivery | None = None,
 ) -> None:
-    """The run summary on stderr after a blank line, and why the run ended when it did not
-    answer. ``suspended`` marks a run left mid-turn whatever its last stop reason."""
+    """The run summary on stderr after a blank line, how many spans reached the collector when
+    the agent exported telemetry (``delivery``), and why the run ended when it did not answer.
+    ``suspended`` marks a run left mid-turn whatever its last stop reason."""
     summary = RunSummary(
         suspended=suspended or waits(result.outcome),
         session=result.session_id,
@@ -98,6 +112,8 @@ def print_summary(
     )
     stderr_line("")
     stderr_line(summary_line(summary, verbose=verbose))
+    if delivery is not None:
+        stderr_line(f"telemetry: {single_line(delivery.summary())}")
     if result.message:
         stderr_line(f"run ended: {single_line(result.message)}")
 

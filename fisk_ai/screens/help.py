@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -41,14 +42,24 @@ HELP_ROWS = (
 )
 
 
-def help_text() -> str:
-    width = max(len(key) for key, _ in HELP_ROWS)
+# The modal's border, padding and scrollbar take this many columns of the screen.
+FRAME_WIDTH = 6
+SHORTEST_DESCRIPTION = 20
+
+
+def help_text(width: int | None = None) -> str:
+    """The help as aligned rows; given a ``width``, a long description wraps under itself."""
+    key_width = max(len(key) for key, _ in HELP_ROWS)
+    indent = 2 + key_width + 2
+    room = None if width is None else max(SHORTEST_DESCRIPTION, width - indent)
     lines: list[str] = []
     for key, does in HELP_ROWS:
         if not does:
             lines.append(("\n" if lines else "") + key)
-        else:
-            lines.append(f"  {key.ljust(width)}  {does}")
+            continue
+        wrapped = textwrap.wrap(does, room, break_on_hyphens=False) if room else [does]
+        lines.append(f"  {key.ljust(key_width)}  {wrapped[0]}")
+        lines += [" " * indent + more for more in wrapped[1:]]
     return "\n".join(lines)
 
 
@@ -71,6 +82,9 @@ class HelpScreen(ModalScreen[None]):
         scroll.border_title = "help"
         with scroll:
             yield Static(help_text(), markup=False, id="help-text")
+
+    def on_resize(self) -> None:
+        self.query_one("#help-text", Static).update(help_text(self.size.width - FRAME_WIDTH))
 
     def action_close(self) -> None:
         self.dismiss(None)

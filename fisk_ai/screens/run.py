@@ -27,6 +27,7 @@ from fisk_ai.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
+    WarningKind,
 )
 from fisk_ai.agent.outcome import Completed, RunResult, resumable
 from fisk_ai.agent.replay import conversation_events
@@ -62,6 +63,10 @@ from fisk_ai.util.sanitize import single_line
 
 CONTEXT_CLEARED = "--- context cleared ---"
 NEW_OUTPUT_BELOW = "v new output below: End or G follows"
+MODEL_WAIT = "waiting for the model"
+NARROW_BELOW = 100
+ONCE_PER_CONVERSATION = frozenset({WarningKind.TOOLS_SENT_DIRECTLY})
+"""Warnings about the run's setup rather than the turn: shown on the first turn only."""
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
 )
@@ -138,6 +143,22 @@ def _left_elided(text: str, limit: int) -> str:
     return text if len(text) <= limit else "..." + text[-(limit - 3) :]
 
 
+def approval_answer_text(
+    question: ApprovalQuestion, answer: object, *, given_up: bool = False
+) -> str:
+    """How an approval was answered, as the transcript keeps it."""
+    command = single_line(question.display, 200)
+    match answer:
+        case ApprovalChoice.ONCE:
+            return f"approved once: {command}"
+        case ApprovalChoice.ALWAYS:
+            return f"approved always (this conversation): {command}"
+        case _ if given_up:
+            return f"approval given up (Ctrl-C): {command}"
+        case _:
+            return f"declined: {command}"
+
+
 def header_text(setup: RunSetup, session: str) -> str:
     parts = [f"fisk-ai {setup.version}".rstrip()]
     if setup.identity:
@@ -156,6 +177,12 @@ class RunScreen(Screen[None]):
 
     CSS_PATH = "run.tcss"
     AUTO_FOCUS = "#chat"
+    # Textual declares this without ClassVar, so it is overridden as it is declared.
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [  # noqa: RUF012
+        (0, "-narrow"),
+        (NARROW_BELOW, "-wide"),
+    ]
+    """Below ``NARROW_BELOW`` columns the side panel is a narrow strip (see run.tcss)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "toggle_panel", "Side panel"),
@@ -222,6 +249,8 @@ class RunScreen(Screen[None]):
         self.error = ""
         self.abandoned: list[str] = []
         """Conversations /clear walked away from, to be named again on exit."""
+        self.warned: set[str] = set()
+        """The once-per-conversation warnings already shown in this conversation."""
 
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.setup, ""), markup=False, id="header")
@@ -269,7 +298,8 @@ class RunScreen(Screen[None]):
         self.bridge.attach(self.post_message)
         self.query_one("#below").display = False
         self.watch(self.view, "unseen", self._show_unseen, init=False)
-        self.set_interval(1, self._tick)
+        # Moves the activity's seconds; a snapshot test pauses it.
+        self.ticker = self.set_interval(1, self._tick)
         self.query_one("#search").display = False
         self._redraw_bars()
         setup = self.setup
@@ -305,6 +335,10 @@ class RunScreen(Screen[None]):
     def watch_activity_seconds(self) -> None:
         self._redraw_bars()
 
+    def on_resize(self) -> None:
+        # The status bar fits its parts to the width it has.
+        self.call_after_refresh(self._redraw_bars)
+
     def watch_focused(self) -> None:
         # The help hint names a key that works where the focus is.
         if self.is_mounted:
@@ -339,7 +373,7 @@ class RunScreen(Screen[None]):
         the agent has taken the first prompt, so they are drawn from it every time."""
         self.query_one("#header", Static).update(header_text(self.setup, self.bridge.session_id))
         bar = self.query_one("#status", Static)
-        bar.update(self.status_line.text())
+        bar.update(self.status_line.text(bar.content_region.width or None))
         for known in RunState:
             bar.set_class(known is self.run_state, known.css_class)
 
@@ -353,7 +387,13 @@ class RunScreen(Screen[None]):
         self.error = ""
         self.run_state = RunState.RUNNING
         self.turn_running = True
+        self._wait_for_model()
         self._run_turn(turn)
+
+    def _wait_for_model(self) -> None:
+        """Between tools the turn is waiting for the model; the status bar says so and counts."""
+        self.activity_seconds = 0
+        self.activity = MODEL_WAIT
 
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, turn: Callable[[], Awaitable[RunResult]]) -> None:
@@ -434,6 +474,9 @@ class RunScreen(Screen[None]):
     def _turn_over(self) -> None:
         self._hide_startup()
         self.activity = ""
+        if self.stop_requested:
+            # "press ^C again to leave" is over once the turn has stopped.
+            self.app.clear_notifications()
         if self.run_state is RunState.COMPLETE:
             self.run_state = RunState.AWAITING_INPUT
         # A turn refused before any model call moved no counter, yet the bars may have a
@@ -449,6 +492,10 @@ class RunScreen(Screen[None]):
 
     def on_event_arrived(self, message: EventArrived) -> None:
         event = message.event
+        if isinstance(event, WarningEvent) and event.kind in ONCE_PER_CONVERSATION:
+            if event.kind in self.warned:
+                return
+            self.warned.add(event.kind)
         self.view.append([event])
         match event:
             case PromptEvent():
@@ -462,7 +509,7 @@ class RunScreen(Screen[None]):
                 self.activity_seconds = 0
                 self.activity = single_line(event.display, 60)
             case ToolResultEvent():
-                self.activity = ""
+                self._wait_for_model()
             case StatusEvent() | TextEvent() | ThinkingEvent() | WarningEvent():
                 pass
             case _:
@@ -500,6 +547,8 @@ class RunScreen(Screen[None]):
             question = modal.question
             if value is ApprovalChoice.ALWAYS and isinstance(question, ApprovalQuestion):
                 self.standing_approvals = self.standing_approvals | {question.tool_name}
+            if isinstance(question, ApprovalQuestion):
+                self.view.add_meta(approval_answer_text(question, value, given_up=answer.done()))
             if not answer.done():
                 answer.set_result(value)
             if self.turn_running:
@@ -531,6 +580,9 @@ class RunScreen(Screen[None]):
         field.display = True
         field.focus()
 
+    def on_transcript_view_match_shown(self, message: TranscriptView.MatchShown) -> None:
+        self.notify(message.position, timeout=2, markup=False)
+
     @on(Input.Submitted, "#search")
     def searched(self, event: Input.Submitted) -> None:
         event.stop()
@@ -539,9 +591,8 @@ class RunScreen(Screen[None]):
         field.value = ""
         field.display = False
         self.view.focus()
-        found = (
-            f"{plural(count, 'matching line')} ({self.view.match_label})" if count else "no match"
-        )
+        position = self.view.match_position
+        found = f"{plural(count, 'matching line')} ({position})" if count else "no match"
         self.notify(found, timeout=2, markup=False)
 
     @on(ChatInput.Submitted)
@@ -555,7 +606,7 @@ class RunScreen(Screen[None]):
             return
         self.chat.value = ""
         if text.startswith("//"):
-            self._send(text[1:])
+            self._send(text[1:], typed=text)
             return
         if text.startswith("/"):
             await self._command(text)
@@ -573,8 +624,11 @@ class RunScreen(Screen[None]):
             if rest.strip():
                 self._send(rest.strip())
         else:
+            # Nothing is lost to a typo: the text goes back into the bar to be corrected.
+            self.chat.value = text
             self.notify(
-                f"unknown command {single_line(name, 40)}; /help lists the commands",
+                f"unknown command {single_line(name, 40)}; /help lists the commands"
+                " (//text sends text starting with a slash)",
                 severity="warning",
                 markup=False,
             )
@@ -588,14 +642,16 @@ class RunScreen(Screen[None]):
         self.last_answer = ""
         self.counters = Counters()
         self.standing_approvals = frozenset()
+        self.warned.clear()
         self.chat.forget()
         self.view.add_meta(CONTEXT_CLEARED)
         self.notify("context cleared", timeout=2)
         self._redraw_bars()
 
-    def _send(self, prompt: str) -> None:
+    def _send(self, prompt: str, *, typed: str | None = None) -> None:
+        """Send ``prompt``; Up recalls it as it was ``typed`` (``//text`` stays escaped)."""
         self.view.follow_tail()
-        self.chat.remember(prompt)
+        self.chat.remember(prompt if typed is None else typed)
         self.view.append([PromptEvent(prompt)])
         self.side_panel.show_turns(self.view.transcript)
         if self.bridge.session_id:

@@ -86,9 +86,12 @@ class TranscriptScreen(Screen[None]):
         field.value = ""
         field.display = False
         self.view.focus()
-        label = self.view.match_label
+        label = self.view.match_position
         found = f"{plural(count, 'matching line')} ({label})" if count else "no match"
         self.query_one("#viewer-status", Static).update(f"{found}   {VIEWER_KEYS}")
+
+    def on_transcript_view_match_shown(self, message: TranscriptView.MatchShown) -> None:
+        self.query_one("#viewer-status", Static).update(f"match {message.position}   {VIEWER_KEYS}")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
     from fisk_ai.agent.events import EventSink
     from fisk_ai.config import Config
     from fisk_ai.sessions import SessionStore
+    from fisk_ai.telemetry import Delivery
     from fisk_ai.tools.questions import Prompter
     from fisk_ai.tools.toolset import ToolSet
 
-__all__ = ["HostedRun", "RunOptions", "hosted_run"]
+__all__ = ["HostedRun", "RunOptions", "TelemetryReport", "hosted_run"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,16 @@ class RunOptions:
     """Client mode: talk to the agent this NATS context reaches instead of hosting one."""
     identity: str = ""
     """Client mode: the agent to talk to, instead of the configuration's identity."""
+    no_telemetry: bool = False
+    """--no-telemetry: the hosted agent exports nothing whatever telemetry.enabled says."""
+
+
+@dataclass
+class TelemetryReport:
+    """What the hosted agent's telemetry did, known once it stopped: ``delivery`` is None when
+    it exported nothing."""
+
+    delivery: Delivery | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,13 @@ class HostedRun:
     """The model the summary names: "" for a remote agent, whose model is its own business."""
     resume_flags: str = ""
     """The flags that reach the agent again, for the resume hint (client mode only)."""
+    telemetry: TelemetryReport = field(default_factory=TelemetryReport)
+    """Filled in when the hosted agent stops: how many spans reached the collector."""
+
+
+def _no_report() -> TelemetryReport:
+
+    return TelemetryReport()
 
 
 @contextlib.asynccontextmanager
@@ -90,19 +108,24 @@ async def hosted_run(
     try:
         async with host_local_agent(
             cfg,
-            provider_options=options.provider,
-            state_dir=options.state_dir,
+            options,
             interactive=interactive,
-            verbose=options.verbose,
             elicit=interactive or prompter.can_prompt(),
             warn=lambda text: warn(f"warning: {single_line(text)}"),
+            note=warn,
         ) as agent:
             if options.resume:
                 # Said here in the store's words rather than as an unknown conversation token.
                 await agent.store.read(options.resume)
             conversation = agent.endpoint.conversation(events=events, prompter=prompter)
             yield HostedRun(
-                cfg, agent.tools, reporter, conversation, agent.store, model=cfg.llm.model
+                cfg,
+                agent.tools,
+                reporter,
+                conversation,
+                agent.store,
+                model=cfg.llm.model,
+                telemetry=agent.telemetry,
             )
     finally:
         await reporter.aclose()

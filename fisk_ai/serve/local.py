@@ -18,23 +18,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
 from fisk_ai.a2a.conversation import AgentConversation
+from fisk_ai.serve.hosted import TelemetryReport
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.transport import Transport
     from fisk_ai.agent.events import EventSink
-    from fisk_ai.agent.resources import ProviderOptions
     from fisk_ai.config import Config
+    from fisk_ai.serve.hosted import RunOptions
     from fisk_ai.sessions import SessionStore
     from fisk_ai.tools.questions import Prompter
     from fisk_ai.tools.toolset import ToolSet
 
-__all__ = ["NO_BROKER_NOTICE", "AgentEndpoint", "LocalAgent", "host_local_agent", "remote_agent"]
+__all__ = [
+    "NO_BROKER_NOTICE",
+    "AgentEndpoint",
+    "LocalAgent",
+    "host_local_agent",
+    "remote_agent",
+]
 
 NO_BROKER_NOTICE = (
     "no nats-server binary was found for this platform, so this run's agent talks to the "
@@ -64,25 +71,27 @@ class AgentEndpoint:
 
 @dataclass(frozen=True)
 class LocalAgent:
-    """An agent this process hosts: how to reach it, its tools, and the store it journals to."""
+    """An agent this process hosts: how to reach it, its tools, the store it journals to, and
+    (filled in as it stops) its telemetry's delivery."""
 
     endpoint: AgentEndpoint
     tools: ToolSet
     store: SessionStore
+    telemetry: TelemetryReport = field(default_factory=TelemetryReport)
 
 
 @contextlib.asynccontextmanager
 async def host_local_agent(
     cfg: Config,
+    options: RunOptions,
     *,
-    provider_options: ProviderOptions,
-    state_dir: str | None,
     interactive: bool,
-    verbose: bool,
     elicit: bool,
     warn: Callable[[str], None],
+    note: Callable[[str], None] = lambda _: None,
 ) -> AsyncIterator[LocalAgent]:
-    """Host the agent of ``cfg`` for this terminal until the block ends; a turn still running
+    """Host the agent of ``cfg`` for this terminal until the block ends, with the provider,
+    state directory, verbosity and telemetry switch ``options`` carries; a turn still running
     then is abandoned with its journal kept up to its last step. ``elicit`` is whether the
     terminal can answer questions: without it a gated call is refused before anybody is asked,
     as it is for a run with no operator."""
@@ -91,20 +100,29 @@ async def host_local_agent(
         load_application_tools,
         run_system_prompt,
     )
-    from fisk_ai.agent.resources import Resources, build_provider, start_telemetry
+    from fisk_ai.agent.resources import Resources, build_provider
     from fisk_ai.agent.settings import settings_from_config
     from fisk_ai.knowledge.access import open_knowledge
     from fisk_ai.serve.memory import open_memory
+    from fisk_ai.serve.observability import start_hosted_telemetry
     from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
     from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
     from fisk_ai.serve.stores import session_store_for
 
     # Telemetry resolves before anything is opened, so a bad endpoint fails on a readable
     # terminal; its flush runs last, after the agent has stopped.
-    telemetry = start_telemetry(cfg)
-    provider = build_provider(cfg, provider_options)
+    telemetry = start_hosted_telemetry(cfg, no_telemetry=options.no_telemetry, note=note)
+    report = TelemetryReport()
+    provider = build_provider(cfg, options.provider)
+    state_dir, verbose = options.state_dir, options.verbose
+
+    async def flush() -> None:
+        delivery = await asyncio.to_thread(telemetry.shutdown)
+        if telemetry.enabled:
+            report.delivery = delivery
+
     async with contextlib.AsyncExitStack() as hosting:
-        hosting.push_async_callback(asyncio.to_thread, telemetry.shutdown)
+        hosting.push_async_callback(flush)
         hosting.push_async_callback(provider.aclose)
         application_tools = await load_application_tools(cfg)
         # A missing bucket or a bad memory directory fails here, before anything is hosted.
@@ -157,6 +175,7 @@ async def host_local_agent(
             AgentEndpoint(transport, cfg.identity, request_timeout),
             tools() if callable(tools) else tools,
             store,
+            report,
         )
 
 

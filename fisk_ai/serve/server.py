@@ -47,6 +47,7 @@ from fisk_ai.sessions.errors import (
     SessionError,
 )
 from fisk_ai.sessions.fold import fold
+from fisk_ai.telemetry import TurnTrace, turn_trace
 from fisk_ai.tools.questions import NoOperator, Prompter
 
 __all__ = [
@@ -134,6 +135,10 @@ class Work:
     """The token a caller continues the conversation with; kept in a new journal's meta."""
     caller: str = ""
     """Who asked, kept in a new journal's meta."""
+    traceparent: str = ""
+    """The caller's W3C trace context, which the run's spans continue."""
+    trace: TurnTrace = field(default_factory=TurnTrace)
+    """Filled in by the run: the trace it recorded, for the terminal message."""
 
 
 class Channel(Protocol):
@@ -308,11 +313,13 @@ class Server:
             events=work.events,
             prompter=work.prompter if work.prompter is not None else NoOperator(),
             suspend=work.suspend,
+            traceparent=work.traceparent,
         )
         try:
             if work.run_context is not None:
                 work.run_context()
-            return await self._turn(runner, work)
+            with turn_trace(work.trace):
+                return await self._turn(runner, work)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:

@@ -163,6 +163,11 @@ class ToolsOptions:
 
     ``version`` and ``description`` go on the card; ``work_dir`` is where command tools run
     (this directory when None); ``tool_timeout`` ends a call that runs longer (None: never).
+
+    ``model`` (the model a prompt is answered with, empty for an agent answering none),
+    ``telemetry`` and ``telemetry_content`` (read off the resolved telemetry handle: traces are
+    exported, and they carry the conversation) go on the card too. Without ``calls`` only
+    discovery is answered: a prompts-only agent's card, listing no tools.
     """
 
     identity: str
@@ -173,6 +178,10 @@ class ToolsOptions:
     work_dir: Path | None = None
     keepalive_interval: timedelta = KEEPALIVE_INTERVAL
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    model: str = ""
+    telemetry: bool = False
+    telemetry_content: bool = False
+    calls: bool = True
 
 
 class ToolsServer:
@@ -186,6 +195,8 @@ class ToolsServer:
     def __init__(self, transport: Transport, tools: Sequence[Tool], options: ToolsOptions) -> None:
         if options.max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
+        if tools and not options.calls:
+            raise ValueError("a server answering discovery only serves no tools")
         self._transport = transport
         self._options = options
         self._identity = Identity(name=options.identity)
@@ -218,21 +229,16 @@ class ToolsServer:
         return self._busy
 
     async def start(self) -> None:
+        endpoints = [ServiceEndpoint("discovery", self.discovery_subject, self._on_discovery)]
+        if self._options.calls:
+            endpoints.append(ServiceEndpoint("tool", self.tool_subject, self._on_tool))
         if isinstance(self._transport, ServiceHost):
-            self._service = await self._transport.serve_service(
-                self._identity.name,
-                [
-                    ServiceEndpoint("discovery", self.discovery_subject, self._on_discovery),
-                    ServiceEndpoint("tool", self.tool_subject, self._on_tool),
-                ],
-            )
+            self._service = await self._transport.serve_service(self._identity.name, endpoints)
             return
         queue = self._identity.name
         self._subscriptions = [
-            await self._transport.subscribe(
-                self.discovery_subject, self._on_discovery, queue=queue
-            ),
-            await self._transport.subscribe(self.tool_subject, self._on_tool, queue=queue),
+            await self._transport.subscribe(endpoint.subject, endpoint.handler, queue=queue)
+            for endpoint in endpoints
         ]
 
     async def drain(self) -> None:
@@ -266,8 +272,11 @@ class ToolsServer:
             name=options.identity,
             version=options.version or "dev",
             description=options.description,
+            model=options.model,
             protocols=SERVED_PROTOCOLS,
             tools=self._descriptors,
+            telemetry=options.telemetry,
+            telemetry_content=options.telemetry_content,
         )
         try:
             data = encode(card, max_size=options.max_message_size)

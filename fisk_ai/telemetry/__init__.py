@@ -4,6 +4,7 @@ Importing this package loads no OpenTelemetry module; ``start`` loads the SDK wh
 """
 
 from fisk_ai.telemetry.facade import (
+    DEFAULT_ENDPOINT,
     DISABLED,
     Delivery,
     ErrorClass,
@@ -11,11 +12,18 @@ from fisk_ai.telemetry.facade import (
     Telemetry,
     TelemetryError,
     TelemetrySettings,
+    TurnTrace,
+    current_traceparent,
+    export_on,
+    exporter_note,
     exporter_variables_set,
+    off_switch,
     start,
+    turn_trace,
 )
 
 __all__ = [
+    "DEFAULT_ENDPOINT",
     "DISABLED",
     "Delivery",
     "ErrorClass",
@@ -23,6 +31,12 @@ __all__ = [
     "Telemetry",
     "TelemetryError",
     "TelemetrySettings",
+    "TurnTrace",
+    "current_traceparent",
+    "export_on",
+    "exporter_note",
     "exporter_variables_set",
+    "off_switch",
     "start",
+    "turn_trace",
 ]

@@ -7,10 +7,13 @@ that does not export never pays for it.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -18,6 +21,7 @@ from urllib.parse import urlsplit
 from fisk_ai.errors import FiskError
 
 __all__ = [
+    "DEFAULT_ENDPOINT",
     "DISABLED",
     "Delivery",
     "ErrorClass",
@@ -25,8 +29,14 @@ __all__ = [
     "Telemetry",
     "TelemetryError",
     "TelemetrySettings",
+    "TurnTrace",
+    "current_traceparent",
+    "export_on",
+    "exporter_note",
     "exporter_variables_set",
+    "off_switch",
     "start",
+    "turn_trace",
 ]
 
 DEFAULT_ENDPOINT = "http://localhost:4318"
@@ -82,6 +92,48 @@ class Delivery:
         if self.first_error and self.delivered < self.attempted:
             text += f" ({self.first_error})"
         return text
+
+
+@dataclass
+class TurnTrace:
+    """What one served turn recorded, for its terminal message: the trace its root span went to
+    (empty when nothing is exported or the trace was not sampled) and whether the conversation
+    itself rode on that trace's spans."""
+
+    trace_id: str = ""
+    content_exported: bool = False
+
+
+# Set by whoever serves a turn around the run, read by the live handle when the turn's root span
+# starts; a mutable record, so a task the run starts still writes to the server's copy.
+_TURN_TRACE: ContextVar[TurnTrace | None] = ContextVar("fisk_ai_turn_trace", default=None)
+
+
+@contextlib.contextmanager
+def turn_trace(record: TurnTrace | None = None) -> Iterator[TurnTrace]:
+    """Record the trace of the run started inside the block into ``record`` (a fresh one when
+    not given); read it after the block."""
+    record = record if record is not None else TurnTrace()
+    token = _TURN_TRACE.set(record)
+    try:
+        yield record
+    finally:
+        _TURN_TRACE.reset(token)
+
+
+def recording_turn() -> TurnTrace | None:
+    """The record a server opened around the current turn, if any."""
+    return _TURN_TRACE.get()
+
+
+def current_traceparent() -> str:
+    """The W3C ``traceparent`` of the span current in this context, for a message this process
+    sends; empty when no export started (OpenTelemetry is then not even loaded)."""
+    live = sys.modules.get("fisk_ai.telemetry.live")
+    if live is None:
+        return ""
+    text: str = live.current_traceparent()
+    return text
 
 
 class Span(Protocol):
@@ -184,6 +236,31 @@ def _validate(settings: TelemetrySettings) -> str:
     if ratio is not None and not 0.0 <= ratio <= 1.0:
         raise TelemetryError(f'"telemetry.sample_ratio" must be between 0 and 1, not {ratio}')
     return endpoint.rstrip("/")
+
+
+def off_switch(settings: TelemetrySettings) -> str:
+    """What turned export off, in the precedence chain's order: the off variable, the caller's
+    switch, the SDK's variable; empty when export is on or the configuration never enabled it."""
+    if os.environ.get(OFF_VARIABLE, "").lower() in ("1", "true", "yes"):
+        return f"{OFF_VARIABLE}={os.environ[OFF_VARIABLE]}"
+    if settings.disabled_by:
+        return settings.disabled_by
+    if settings.enabled and os.environ.get(SDK_DISABLED_VARIABLE, "").lower() == "true":
+        return f"{SDK_DISABLED_VARIABLE}={os.environ[SDK_DISABLED_VARIABLE]}"
+    return ""
+
+
+def exporter_note(settings: TelemetrySettings, *, enabled_key: str = "telemetry.enabled") -> str:
+    """The note for an operator whose OTLP exporter variables are set while export is off,
+    naming the variables and the switch responsible; empty when export is on or none is set."""
+    names = exporter_variables_set()
+    if not names or export_on(settings):
+        return ""
+    switch = off_switch(settings) or f"{enabled_key} is not true"
+    return (
+        f"note: {' and '.join(names)} {'is' if len(names) == 1 else 'are'} set, but telemetry "
+        f"is off ({switch}), so nothing is exported; the exporter variables never turn it on"
+    )
 
 
 def export_on(settings: TelemetrySettings) -> bool:

@@ -44,9 +44,10 @@ from fisk_ai.telemetry.facade import (
     Span,
     Telemetry,
     TelemetrySettings,
+    recording_turn,
 )
 
-__all__ = ["LiveTelemetry"]
+__all__ = ["LiveTelemetry", "current_traceparent"]
 
 EXPORT_TIMEOUT_SECONDS = 3.0
 FLUSH_TIMEOUT_MILLIS = 5000
@@ -57,6 +58,18 @@ SECONDS_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 60, 120, 30
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
 
 Attribute = str | int | float | bool | tuple[str, ...]
+
+
+# An instance, never registered globally; the context it reads is OpenTelemetry's own, which
+# belongs to the running task whichever provider started its span.
+_PROPAGATOR = TraceContextTextMapPropagator()
+
+
+def current_traceparent() -> str:
+    """The ``traceparent`` of the current span; empty when there is none."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    return carrier.get("traceparent", "")
 
 
 class _CountingSpanExporter(SpanExporter):
@@ -111,6 +124,14 @@ class _LiveSpan:
         self.input_tokens = 0
         self.output_tokens = 0
         self.error: ErrorClass | None = None
+
+    @property
+    def recording(self) -> bool:
+        return self._span.is_recording()
+
+    @property
+    def trace_id(self) -> str:
+        return f"{self._span.get_span_context().trace_id:032x}"
 
     def set(self, key: str, value: Attribute) -> None:
         self._span.set_attribute(key, value)
@@ -167,7 +188,7 @@ class LiveTelemetry(Telemetry):
         self._tracer_provider = TracerProvider(resource=resource, sampler=sampler)
         self._tracer_provider.add_span_processor(BatchSpanProcessor(self._spans))
         self._tracer = self._tracer_provider.get_tracer("fisk_ai")
-        self._propagator = TraceContextTextMapPropagator()
+        self._propagator = _PROPAGATOR
         self._meter_provider: MeterProvider | None = None
         if not settings.no_metrics:
             reader = PeriodicExportingMetricReader(
@@ -220,9 +241,10 @@ class LiveTelemetry(Telemetry):
                     live.fail(GENERIC_ERROR)
                 raise
 
-    def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
+    @contextmanager
+    def _run(self, agent: str, traceparent: str) -> Iterator[Span]:
         context = self._propagator.extract({"traceparent": traceparent}) if traceparent else None
-        return self._span(
+        with self._span(
             f"invoke_agent {agent}" if agent else "invoke_agent",
             SpanKind.SERVER if traceparent else SpanKind.INTERNAL,
             {
@@ -230,7 +252,15 @@ class LiveTelemetry(Telemetry):
                 gen_ai.GEN_AI_AGENT_NAME: agent,
             },
             context,
-        )
+        ) as span:
+            record = recording_turn()
+            if record is not None and span.recording:
+                record.trace_id = span.trace_id
+                record.content_exported = self.content_exported
+            yield span
+
+    def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
+        return self._run(agent, traceparent)
 
     @contextmanager
     def _measured_model_call(self, provider: str, model: str) -> Iterator[Span]:

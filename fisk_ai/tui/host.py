@@ -116,6 +116,7 @@ async def _host(options: RunOptions) -> int:
             latency=timedelta(seconds=time.monotonic() - started),
             verbose=options.verbose,
             suspended=outcome.left_mid_turn,
+            delivery=hosted.telemetry.delivery,
         )
     if kept:
         stderr_line(resume_hint(outcome.session_id, resume_flags))

@@ -126,19 +126,39 @@ class StatusLine:
     help_key: str = "?"
     """The key that opens help where the focus is: F1 where ``?`` would be typed."""
 
-    def text(self) -> str:
-        parts = [f"[{self.state.word}]"]
-        if self.activity:
-            parts.append(f"{self.activity} {self.elapsed}s")
-        parts += [
+    def text(self, width: int | None = None) -> str:
+        """The bar's text; given a ``width``, the parts that matter least go first (the
+        session, the model, thinking, tokens), then the activity is shortened, so the state
+        word and the help hint always show."""
+        state = f"[{self.state.word}]"
+        hint = f"   {self.help_key} help"
+        optional = [
             f"tokens={self.counters.tokens:,}",
             f"thinking={self.counters.usage.thinking_tokens:,}",
         ]
         if self.model:
-            parts.append(f"model={single_line(self.model, 40)}")
+            optional.append(f"model={single_line(self.model, 40)}")
         if self.session:
-            parts.append(f"session={self.session}")
-        return "  ".join(parts) + f"   {self.help_key} help"
+            optional.append(f"session={self.session}")
+        activity = f"{self.activity} {self.elapsed}s" if self.activity else ""
+
+        def joined(activity: str, optional: list[str]) -> str:
+            return "  ".join([state, *filter(None, [activity]), *optional]) + hint
+
+        text = joined(activity, optional)
+        if width is None:
+            return text
+        while optional and len(text) > width:
+            optional.pop()
+            text = joined(activity, optional)
+        if len(text) > width and activity:
+            # Keep the seconds: they are what moves.
+            seconds = f" {self.elapsed}s"
+            room = width - len(joined("", [])) - 2 - len(seconds)
+            name = self.activity
+            shortened = name[: max(0, room - 3)] + "..." if room > 3 else ""
+            text = joined((shortened + seconds).strip(), [])
+        return text
 
 
 def budget_text(counters: Counters, max_tokens: int) -> str:

@@ -9,6 +9,7 @@ anything, and folding changes one block's row count rather than the whole layout
 from __future__ import annotations
 
 import enum
+import json
 import math
 from bisect import bisect_right
 from collections.abc import Iterable
@@ -41,7 +42,7 @@ from fisk_ai.tui.markdown import (
     looks_like_markdown,
     markdown_lines,
 )
-from fisk_ai.util.sanitize import strip_control
+from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.sessions import Conversation
@@ -53,6 +54,25 @@ ANSWER_MARKER = "--- answer ---"
 THINKING_FOLD_ROWS = 6
 THINKING_ESTIMATE_WIDTH = 80
 TAB_WIDTH = 4
+DECLINED_MARK = "declined"
+FAILED_MARK = "failed"
+
+
+def declined_reason_of(event: ToolResultEvent) -> str | None:
+    """The reason a gated call was refused, when ``event`` is that refusal: the loop answers a
+    denied call with ``{"allowed": false, "reason": ...}`` rather than running it."""
+    output = event.output.strip()
+    if event.is_error or not output.startswith("{") or '"allowed"' not in output:
+        return None
+    try:
+        decoded = json.loads(output)
+    except ValueError:
+        return None
+    if not isinstance(decoded, dict) or decoded.get("allowed") is not False:
+        return None
+    # What follows the first "; " is addressed to the model (the decision is final).
+    reason = str(decoded.get("reason", "")).partition("; ")[0]
+    return single_line(reason, 500)
 
 
 class BlockKind(enum.StrEnum):
@@ -244,15 +264,35 @@ class Transcript:
             case ToolCallEvent():
                 self.add_block(BlockKind.TOOL_CALL, [tool_call_line(event)])
             case ToolResultEvent():
-                kind = BlockKind.ERROR if event.is_error else BlockKind.TOOL_OUTPUT
-                body = tool_result_text(event).expandtabs(TAB_WIDTH).split("\n")
-                self.add_block(kind, [RESULT_PREFIX, *body], header=1, foldable=True)
+                self._add_result(event)
             case WarningEvent():
                 self.add_block(BlockKind.WARNING, [WARNING_PREFIX + warning_text(event)])
             case StatusEvent():
                 pass
             case _:
                 assert_never(event)
+
+    def _add_result(self, event: ToolResultEvent) -> None:
+        """A result under its call. A declined call says so on its header line and does not
+        fold; a command that exited non-zero is drawn as an error with its exit status in the
+        header, so neither reads like ordinary output when folded."""
+        refusal = declined_reason_of(event)
+        if refusal is not None:
+            self.add_block(BlockKind.ERROR, [f"{RESULT_PREFIX} {DECLINED_MARK}: {refusal}"])
+            return
+        # A trailing line break ends the last line; it does not start another one.
+        body = tool_result_text(event).expandtabs(TAB_WIDTH).rstrip("\n").split("\n")
+        header = RESULT_PREFIX
+        kind = BlockKind.ERROR if event.is_error else BlockKind.TOOL_OUTPUT
+        if not event.is_error and event.exec is not None and event.exec.exit_code != 0:
+            kind = BlockKind.ERROR
+            status = f"(exit {event.exec.exit_code})"
+            header = f"{RESULT_PREFIX} {FAILED_MARK} {status}"
+            # The header carries the exit status; the body is the output as it came.
+            body[0] = body[0].removeprefix(status + " ")
+            if body == [""]:
+                body = ["(no output)"]
+        self.add_block(kind, [header, *body], header=1, foldable=True)
 
     def add_events(self, events: Iterable[Event]) -> None:
         for event in events:

@@ -16,6 +16,7 @@ from fisk_ai.broker.context import (
     load_context,
 )
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
+from fisk_ai.errors import FiskError
 
 SECRET = "s3cret-never-printed"
 
@@ -277,3 +278,48 @@ async def test_connect_options_reach_a_real_server(config_home: Path) -> None:
             assert client.is_connected
         finally:
             await client.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "carries"),
+    [
+        ({"url": "nats://127.0.0.1:4222"}, False),
+        ({}, False),
+        ({"url": "nats://127.0.0.1:4222", "cert": "/c.pem"}, False),
+        ({"token": "t"}, True),
+        ({"user": "u", "password": "p"}, True),
+        ({"creds": "/x.creds"}, True),
+        ({"nkey": "/x.nk"}, True),
+        ({"user_jwt": "j", "user_seed": "s"}, True),
+        ({"cert": "/c.pem", "key": "/k.pem"}, True),
+        ({"url": "nats://a:4222,nats://u:p@b:4222"}, True),
+        ({"url": "u:p@b:4222"}, True),
+    ],
+)
+def test_whether_a_context_carries_credentials(
+    config_home: Path, body: dict[str, Any], carries: bool
+) -> None:
+    write_context(config_home, "c", body)
+    assert load_context("c").carries_credentials is carries
+
+
+async def test_connecting_without_credentials_is_warned_once(config_home: Path) -> None:
+    from fisk_ai.serve.connection import connect_transport
+
+    write_context(config_home, "open", {"url": "nats://127.0.0.1:1"})
+    warnings: list[str] = []
+    with pytest.raises(FiskError, match="cannot connect"):
+        await connect_transport("open", name="t", warn_unauthenticated=warnings.append)
+    (warning,) = warnings
+    assert 'NATS context "open" carries no credentials' in warning
+    assert "docs/serving.md" in warning
+
+
+async def test_connecting_with_credentials_is_not_warned(config_home: Path) -> None:
+    from fisk_ai.serve.connection import connect_transport
+
+    write_context(config_home, "closed", {"url": "nats://127.0.0.1:1", "token": "t"})
+    warnings: list[str] = []
+    with pytest.raises(FiskError, match="cannot connect"):
+        await connect_transport("closed", name="t", warn_unauthenticated=warnings.append)
+    assert warnings == []

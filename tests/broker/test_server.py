@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import select
 import shutil
@@ -135,19 +136,21 @@ async def test_leaving_the_block_stops_the_server_and_removes_its_directory() ->
     async with EmbeddedBroker(jetstream=True) as broker:
         pid = broker.pid
         private_dir = broker.private_dir
+        assert private_dir is not None
         assert private_dir.is_dir()
     assert _process_is_gone(pid)
     assert not private_dir.exists()
 
 
 async def test_an_error_inside_the_block_still_stops_the_server() -> None:
-    broker = EmbeddedBroker()
+    broker = EmbeddedBroker(jetstream=True)
     with pytest.raises(KeyError):
         async with broker:
             pid = broker.pid
             private_dir = broker.private_dir
             raise KeyError("boom")
     assert _process_is_gone(pid)
+    assert private_dir is not None
     assert not private_dir.exists()
 
 
@@ -193,11 +196,107 @@ async def test_two_brokers_at_once_listen_on_different_ports() -> None:
         assert first.token != second.token
 
 
-async def test_the_private_directory_is_for_the_owner_only(broker: EmbeddedBroker) -> None:
-    assert stat.S_IMODE(broker.private_dir.stat().st_mode) == 0o700
-    for written in broker.private_dir.iterdir():
-        if written.suffix == ".conf":
-            assert stat.S_IMODE(written.stat().st_mode) == 0o600
+async def test_the_private_directory_is_for_the_owner_only() -> None:
+    async with EmbeddedBroker(jetstream=True) as broker:
+        assert broker.private_dir is not None
+        assert stat.S_IMODE(broker.private_dir.stat().st_mode) == 0o700
+        assert not list(broker.private_dir.glob("*.conf"))
+
+
+async def test_a_broker_without_a_store_of_its_own_writes_no_directory(
+    broker: EmbeddedBroker,
+) -> None:
+    assert broker.private_dir is None
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
+async def test_the_configuration_reaches_the_server_through_a_pipe(broker: EmbeddedBroker) -> None:
+    # The token lives nowhere on disk: the server was handed a descriptor, not a file.
+    command_line = _proc_file(broker.pid, "cmdline").split(b"\0")
+    config_argument = command_line[command_line.index(b"--config") + 1]
+    assert config_argument.startswith(b"/dev/fd/")
+
+
+def test_a_directory_whose_owner_died_is_removed_at_the_next_start(tmp_path: Path) -> None:
+    abandoned = tmp_path / "fisk-broker-abandoned"
+    abandoned.mkdir()
+    (abandoned / server.OWNER_LOCK).touch()
+    (abandoned / "store").mkdir()
+    held = tmp_path / "fisk-broker-held"
+    held.mkdir()
+    (held / server.OWNER_LOCK).touch()
+    unlocked_legacy = tmp_path / "fisk-broker-legacy"
+    unlocked_legacy.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_A_LOCK, str(held / server.OWNER_LOCK)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        removed = server.remove_abandoned_directories(tmp_path)
+        assert removed == [abandoned]
+        assert not abandoned.exists()
+        assert held.is_dir()
+        assert unlocked_legacy.is_dir()
+    finally:
+        holder.kill()
+        holder.wait()
+    # Its holder dead, the lock is free and the directory goes too.
+    assert server.remove_abandoned_directories(tmp_path) == [held]
+
+
+HOLDING_A_LOCK = """
+import fcntl, os, sys
+lock = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(lock, fcntl.LOCK_EX)
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+# Starts a JetStream broker with a store of its own, says its pid and directory, then waits.
+HOLDING_A_JETSTREAM_BROKER = """
+import asyncio
+from fisk_ai.broker.server import EmbeddedBroker
+
+async def main():
+    async with EmbeddedBroker(jetstream=True) as broker:
+        print(broker.pid, broker.private_dir, flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waiting on a pid needs pidfd_open")
+def test_a_killed_owner_leaves_nothing_after_the_next_start() -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_A_JETSTREAM_BROKER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        pid_text, directory_text = holder.stdout.readline().split(maxsplit=1)
+        broker_exit = os.pidfd_open(int(pid_text))
+    finally:
+        holder.kill()
+        holder.wait()
+    left = Path(directory_text.strip())
+    waiting = select.poll()
+    waiting.register(broker_exit, select.POLLIN)
+    exited = bool(waiting.poll(10_000))
+    os.close(broker_exit)
+    assert exited
+    assert left.is_dir()  # a SIGKILL runs no cleanup
+    asyncio.run(_start_and_stop_a_broker())
+    assert not left.exists()
+
+
+async def _start_and_stop_a_broker() -> None:
+    async with EmbeddedBroker():
+        pass
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
@@ -271,7 +370,7 @@ async def test_a_failed_start_leaves_no_directory_behind(
     temporary.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     with pytest.raises(BrokerStartFailed, match="logged nothing"):
-        async with EmbeddedBroker():
+        async with EmbeddedBroker(jetstream=True):
             pass
     assert not any(temporary.iterdir())
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -81,8 +80,10 @@ def test_the_inspector_lists_and_calls_fisk_mcp(tmp_path: Path) -> None:
         assert isinstance(called, dict)
         assert json.loads(called["content"][0]["text"])["command"] == "status"
     finally:
-        os.kill(process.pid, signal.SIGINT)
-        process.communicate(timeout=30)
+        # A server that already ended was reaped above; its reason is the failure to report.
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=30)
     assert process.returncode == 0
 
 

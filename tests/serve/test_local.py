@@ -14,6 +14,7 @@ from fisk_ai.agent.outcome import Completed
 from fisk_ai.agent.resources import ProviderOptions
 from fisk_ai.broker.server import locate_server_binary
 from fisk_ai.config import Mode, load
+from fisk_ai.serve.hosted import RunOptions
 from fisk_ai.serve.local import NO_BROKER_NOTICE, LocalAgent, host_local_agent
 from tests.fakes.events import RecordingSink
 from tests.fakes.prompter import ScriptedPrompter
@@ -28,10 +29,13 @@ async def cowsay_hosted(tmp_path: Path, warnings: list[str]) -> AsyncIterator[Lo
     cfg = load(COWSAY / "agent.yaml", Mode.AGENT)
     async with host_local_agent(
         cfg,
-        provider_options=ProviderOptions(replay=str(COWSAY / "joke.cassette")),
-        state_dir=str(tmp_path / "sessions"),
+        RunOptions(
+            config=str(COWSAY / "agent.yaml"),
+            prompt="",
+            provider=ProviderOptions(replay=str(COWSAY / "joke.cassette")),
+            state_dir=str(tmp_path / "sessions"),
+        ),
         interactive=False,
-        verbose=False,
         elicit=False,
         warn=warnings.append,
     ) as agent:

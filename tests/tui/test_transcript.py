@@ -50,7 +50,7 @@ def test_non_zero_exit_and_silent_success_are_kept() -> None:
     transcript = Transcript(output_folded=False)
     transcript.add_event(ToolResultEvent("a", "boom", exec=ExecRecord("x", 2)))
     transcript.add_event(ToolResultEvent("b", "", exec=ExecRecord("x", 0)))
-    assert transcript.lines == ["<-", "(exit 2) boom", "<-", "(no output)"]
+    assert transcript.lines == ["<- failed (exit 2)", "boom", "<-", "(no output)"]
 
 
 def test_long_thinking_is_folded_and_short_thinking_is_not() -> None:

@@ -77,7 +77,7 @@ async def test_a_running_tool_shows_in_the_status_bar_with_its_time() -> None:
         assert "[running]  say hi 2s" in status_text(app)
         bridge.emit(ToolResultEvent("t1", "hi"))
         await pilot.pause()
-        assert screen.activity == ""
+        assert screen.activity == "waiting for the model"
         assert "say hi" not in status_text(app)
 
 

@@ -42,8 +42,33 @@ def test_the_run_screen_mid_turn(snap_compare: SnapCompare, tmp_path: Path) -> N
         assert isinstance(pilot.app, FiskApp)
         while pilot.app.run_screen.view.transcript.line_count < 6:
             await pilot.pause()
+        # The wait for the model counts seconds: stop the clock so the picture is stable.
+        pilot.app.run_screen.ticker.pause()
+        pilot.app.run_screen.activity_seconds = 0
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=until_the_output)
+
+
+def test_the_run_screen_at_80x24_with_the_side_panel(
+    snap_compare: SnapCompare, tmp_path: Path
+) -> None:
+    """At 80 columns the side panel is a narrow strip with its own scrollbar, and the status
+    bar keeps the state word and the help hint, dropping the session first."""
+    provider = StallingProvider(
+        [calls(call("t1", "say", {"words": "hi"}), text="Saying hi first.", thinking="plan")]
+    )
+    app, _ = build_app(tmp_path, provider, prompt="say hi to the fleet", naming=FIXED_SESSION)
+
+    async def until_the_output(pilot: Pilot[None]) -> None:
+        assert isinstance(pilot.app, FiskApp)
+        while pilot.app.run_screen.view.transcript.line_count < 6:
+            await pilot.pause()
+        pilot.app.run_screen.ticker.pause()
+        pilot.app.run_screen.activity_seconds = 0
+        await pilot.press("f2")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=until_the_output)
 
 
 def test_the_approval_modal(snap_compare: SnapCompare, tmp_path: Path) -> None:

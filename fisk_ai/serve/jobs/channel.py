@@ -47,6 +47,7 @@ from fisk_ai.serve.jobs.wire import (
     save_task,
     timestamp,
 )
+from fisk_ai.serve.oplog import ending_fields, operator_log
 from fisk_ai.serve.server import Budget, Work, WorkKind
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
@@ -219,7 +220,15 @@ class JobsChannel:
             _log.info("task %s was claimed by another worker", task.task_id)
             return None
         await publish_event(self._client, task)
-        _log.info("Accepted job %s from %s", task.task_id, request.sender.name)
+        operator_log(
+            "Accepted a job",
+            channel=self.name,
+            task=task.task_id,
+            caller=request.sender.name,
+            session=job_session_id(self._options.identity, task.task_id),
+            prompt_bytes=len(request.prompt.encode()),
+            tries=task.document["tries"],
+        )
         return await self._work(task, request, message)
 
     async def _runnable(self, task: StoredTask, message: Msg) -> bool:
@@ -272,7 +281,14 @@ class JobsChannel:
 
         def started() -> None:
             lease.append(asyncio.get_running_loop().create_task(self._renew(message)))
-            _log.info("Running job %s in session %s", task.task_id, session_id)
+            operator_log(
+                "Running",
+                channel=self.name,
+                work=session_id,
+                caller=request.sender.name,
+                caller_verified=False,
+                resume=session_id if kind is WorkKind.RESUME else None,
+            )
 
         async def done(result: RunResult) -> None:
             for renewing in lease:
@@ -316,7 +332,14 @@ class JobsChannel:
                 else "the worker stopped before the run finished; the redelivery resumes it"
             )
             await self._finish(task, "retry", last_err=reason)
-            _log.info("Returned job %s to the queue: %s", task.task_id, reason)
+            operator_log(
+                "Returned a job to the queue",
+                channel=self.name,
+                task=task.task_id,
+                caller=request.sender.name,
+                session=result.session_id,
+                reason=reason,
+            )
             with contextlib.suppress(Exception):
                 await message.nak(delay=RETRY_DELAY)
             return
@@ -325,7 +348,14 @@ class JobsChannel:
         payload = json.loads(encode(terminal, max_size=1 << 24))
         now = timestamp()
         await self._finish(task, "complete", result={"payload": payload, "completed": now})
-        _log.info("Ending job %s: %s", task.task_id, payload.get("stop_reason", ""))
+        operator_log(
+            "Ending a run",
+            channel=self.name,
+            task=task.task_id,
+            caller=request.sender.name,
+            session=result.session_id,
+            **ending_fields(terminal),
+        )
         try:
             await message.ack_sync()
         except Exception as error:

@@ -35,6 +35,7 @@ from fisk_ai.a2a.messages import (
     ReplyHeader,
 )
 from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind, ElicitChoice
+from fisk_ai.serve.oplog import CHANNEL_PROMPTS, operator_log
 from fisk_ai.serve.prompts.turn import PendingQuestion, Turn
 from fisk_ai.serve.replies import Reply
 from fisk_ai.tools.questions import (
@@ -50,6 +51,7 @@ from fisk_ai.tools.questions import (
     QuestionUnanswered,
     SelectQuestion,
 )
+from fisk_ai.util.durations import format_duration
 from fisk_ai.util.ids import new_ksuid
 
 __all__ = [
@@ -102,16 +104,45 @@ class ElicitPrompter:
         await turn.flush()
         question_id = new_ksuid()
         wait_ms = int(self._window.total_seconds() * 1000)
-        pending = PendingQuestion(question, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        pending = PendingQuestion(question, loop.create_future())
         turn.questions[question_id] = pending
         turn.held += 1
+        asked = loop.time()
+        fields: dict[str, object] = {
+            "channel": CHANNEL_PROMPTS,
+            "request": turn.request.request,
+            "caller": turn.request.sender.name,
+            "question": question_id,
+        }
+        outcome = "the question could not be sent to the caller"
         try:
             if not await turn.replies.send(_elicit_request(question, question_id, wait_ms)):
-                raise QuestionInterrupted("the question could not be sent to the caller")
-            return await self._wait(pending)
+                raise QuestionInterrupted(outcome)
+            operator_log(
+                "Asked the caller a question", **fields, kind=_kind(question), wait_ms=wait_ms
+            )
+            outcome = "the run stopped waiting"
+            answer = await self._wait(pending)
+            outcome = ""
+            return answer
+        except (QuestionInterrupted, QuestionUnanswered) as error:
+            outcome = str(error)
+            raise
         finally:
             turn.held -= 1
             turn.questions.pop(question_id, None)
+            held = format_duration(timedelta(seconds=round(loop.time() - asked)))
+            if not outcome:
+                operator_log("A question was answered", **fields, held=held, acks=pending.waits)
+            else:
+                operator_log(
+                    "A question was given up",
+                    **fields,
+                    held=held,
+                    acks=pending.waits,
+                    reason=outcome,
+                )
 
     async def _wait(self, pending: PendingQuestion) -> Answer:
         loop = asyncio.get_running_loop()
@@ -137,6 +168,19 @@ class ElicitPrompter:
                     raise QuestionUnanswered("the caller did not answer the question in time")
         finally:
             stop.cancel()
+
+
+def _kind(question: Question) -> str:
+    """The question's kind as its elicit request names it."""
+    match question:
+        case ApprovalQuestion():
+            return "approve"
+        case ConfirmQuestion():
+            return "confirm"
+        case SelectQuestion():
+            return "select"
+        case InputQuestion():
+            return "input"
 
 
 def _elicit_request(question: Question, question_id: str, wait_ms: int) -> Reply:
@@ -186,6 +230,7 @@ def take_elicit_reply(turn: Turn, message: ElicitReply | ElicitWaiting, *, drain
     if pending is None or pending.answered.done():
         raise _Gone(f"question {message.question_id} is not waiting for an answer")
     if isinstance(message, ElicitWaiting):
+        pending.waits += 1
         if not draining:
             pending.waiting.set()
         return

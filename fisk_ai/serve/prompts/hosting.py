@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
@@ -41,23 +42,26 @@ async def shared_resources(
     state_dir: str | None,
     work_dir: Path | None,
     warn: Callable[[str], None],
+    no_telemetry: bool = False,
 ) -> AsyncIterator[Resources]:
     """What every run of every channel of one `fisk serve` process shares: the provider, the
     tool set (remote_tools hosts and MCP sessions connected once), the session, memory and
-    knowledge stores and the run settings. On exit the connections they hold close; the
-    provider stays the caller's to close."""
+    knowledge stores and the run settings, and the telemetry handle (off with
+    ``no_telemetry``). On exit the connections they hold close; the provider stays the
+    caller's to close."""
     from fisk_ai.agent.application import live_tool_set, run_system_prompt
-    from fisk_ai.agent.resources import Resources, start_telemetry
+    from fisk_ai.agent.resources import Resources
     from fisk_ai.agent.settings import settings_from_config
     from fisk_ai.knowledge.access import open_knowledge
     from fisk_ai.serve.memory import open_memory
+    from fisk_ai.serve.observability import start_hosted_telemetry
     from fisk_ai.serve.remote import import_remote_tools
     from fisk_ai.serve.stores import session_store_for
     from fisk_ai.tools.mcp.sessions import open_mcp_sessions
 
     store = session_store_for(cfg, state_dir)
     # Resolved before anything is opened, so a bad endpoint fails the start; flushed last.
-    telemetry = start_telemetry(cfg)
+    telemetry = start_hosted_telemetry(cfg, no_telemetry=no_telemetry, note=_say)
     async with (
         _flushed_at_exit(telemetry),
         open_memory(cfg) as memory,
@@ -89,12 +93,18 @@ async def shared_resources(
         )
 
 
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 @contextlib.asynccontextmanager
 async def _flushed_at_exit(telemetry: Telemetry) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        await asyncio.to_thread(telemetry.shutdown)
+        delivery = await asyncio.to_thread(telemetry.shutdown)
+        if telemetry.enabled:
+            _say(f"telemetry: {delivery.summary()}")
 
 
 def prompts_channel(

@@ -42,6 +42,7 @@ from fisk_ai.a2a.messages import (
     reply_header,
 )
 from fisk_ai.a2a.messages import Budget as WireBudget
+from fisk_ai.a2a.outcome import terminal_message
 from fisk_ai.a2a.transport import (
     Delivery,
     Subscription,
@@ -53,6 +54,8 @@ from fisk_ai.a2a.transport import (
 from fisk_ai.a2a.vocabulary import Direction, ErrorCode
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.agent.resources import Resources
+from fisk_ai.serve.oplog import CHANNEL_PROMPTS as CHANNEL
+from fisk_ai.serve.oplog import ending_fields, operator_log
 from fisk_ai.serve.prompts.elicitation import (
     ElicitPrompter,
     LateAnswerPrompter,
@@ -254,6 +257,14 @@ class PromptsChannel:
             self._release(session_id)
             await unsubscribe(turn.subscriptions)
             return
+        operator_log(
+            "Accepted a prompt",
+            channel=CHANNEL,
+            request=request.request,
+            caller=request.sender.name,
+            session=session_id,
+            prompt_bytes=_prompt_bytes(request),
+        )
         self._admitted.put_nowait(self._work(turn, follow_up, budget, deferred, token))
 
     def _refusal_before_reading(self) -> tuple[ErrorCode, str] | None:
@@ -330,11 +341,25 @@ class PromptsChannel:
             budget=budget,
             prompter=prompter,
             suspend=turn.suspend,
-            run_context=lambda: turn.begin(self._options.keepalive_interval),
+            run_context=lambda: self._begin(turn, resumed=kind is not WorkKind.START),
             deferred_answer=answered,
             conversation_token=token,
             caller=request.sender.name,
+            traceparent=request.traceparent or "",
+            trace=turn.trace,
         )
+
+    def _begin(self, turn: Turn, *, resumed: bool) -> None:
+        """The Server started the turn: say so, and let its events and keepalives go."""
+        operator_log(
+            "Running",
+            channel=CHANNEL,
+            work=turn.session_id,
+            caller=turn.request.sender.name,
+            caller_verified=False,
+            resume=turn.session_id if resumed else None,
+        )
+        turn.begin(self._options.keepalive_interval)
 
     def _hold(self, session_id: str) -> None:
         self._busy += 1
@@ -353,6 +378,17 @@ class PromptsChannel:
         await turn.stop_publishing()
         self._release(turn.session_id)
         await turn.send_terminal(result)
+        ending = terminal_message(
+            result, reply_header(turn.request, sender=self._identity), identity=self.identity
+        )
+        operator_log(
+            "Ending a run",
+            channel=CHANNEL,
+            request=turn.request.request,
+            caller=turn.request.sender.name,
+            session=turn.session_id,
+            **ending_fields(ending),
+        )
 
     async def _conversation_exists(self, session_id: str) -> bool:
         try:
@@ -403,6 +439,13 @@ def _budget(budget: WireBudget | None) -> Budget | None:
     if budget is None:
         return None
     return Budget(max_tokens=budget.max_tokens or 0, max_iterations=budget.max_iterations or 0)
+
+
+def _prompt_bytes(request: Turnable) -> int | None:
+    """The size of a prompt's text; None for a request carrying none."""
+    if isinstance(request, RequestPrompt):
+        return len(request.prompt.encode())
+    return None
 
 
 def _prompt_text(request: RequestPrompt) -> str:

@@ -30,6 +30,7 @@ from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.agent.events import Event, StatusPhase
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.serve.replies import ReplySet
+from fisk_ai.telemetry import TurnTrace
 from fisk_ai.tools.questions import Answer, Question
 
 __all__ = ["PendingQuestion", "Turn", "Turnable", "refuse", "unsubscribe"]
@@ -45,6 +46,8 @@ class PendingQuestion:
     kind: Question
     answered: asyncio.Future[Answer]
     waiting: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    waits: int = 0
+    """elicit.waiting messages the caller sent for this question."""
 
 
 class _QueuedEvents:
@@ -74,6 +77,8 @@ class Turn:
         self.sink = _QueuedEvents(self._events)
         self._pump: asyncio.Task[None] | None = None
         self._keepalive: asyncio.Task[None] | None = None
+        self.trace = TurnTrace()
+        """What the run recorded of its trace, which the terminal message reports."""
 
     def begin(self, keepalive_interval: timedelta) -> None:
         """The run is starting: its events go out, and quiet spells get keepalives."""
@@ -101,8 +106,15 @@ class Turn:
 
     async def send_terminal(self, result: RunResult) -> None:
         """End the reply set with the message saying how the turn ended."""
+        trace = self.trace
         await self.replies.send(
-            lambda header: terminal_message(result, header, identity=header["sender"].name)
+            lambda header: terminal_message(
+                result,
+                header,
+                identity=header["sender"].name,
+                trace_id=trace.trace_id,
+                content_exported=trace.content_exported,
+            )
         )
 
     async def _publish_events(self) -> None:

@@ -1,9 +1,10 @@
 """Running an application subprocess: its own process group, one pipe, bounded memory.
 
 Both output streams share one pipe so their interleaving survives. The child leads a new process
-group, so stopping it stops whatever it forked too. Memory is bounded however much the child
-prints: command output is kept as a head and a tail, and introspection output is refused past a
-cap.
+group, so stopping it stops whatever it forked too. On Linux the child also dies (SIGKILL) when
+the run that started it dies, even killed outright, so a SIGKILLed run leaves no tool running.
+Memory is bounded however much the child prints: command output is kept as a head and a tail, and
+introspection output is refused past a cap.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from fisk_ai.util.lifetime import die_with_this_process
 
 OUTPUT_LIMIT = 64 * 1024
 TRUNCATION_MARKER = "\n...[output truncated]...\n"
@@ -140,6 +143,8 @@ async def start_child(
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
+            # A run killed outright stops nothing itself; the kernel kills the group's leader.
+            preexec_fn=die_with_this_process(signal.SIGKILL),
         )
     except BaseException:
         os.close(read_fd)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
@@ -52,9 +52,11 @@ def turn_label(number: int, prompt_line: str) -> str:
     return f"{number:>3}  {single_line(prompt_line.removeprefix(PROMPT_PREFIX), TURN_LABEL_WIDTH)}"
 
 
-class SidePanel(Vertical):
+class SidePanel(VerticalScroll):
     """Hidden until F2. It draws only while shown, so a run that never opens it pays nothing
-    for the counters moving on every model call."""
+    for the counters moving on every model call. It scrolls within itself, so on a short
+    terminal the counters and the turns below the tools can still be reached; the run screen
+    narrows it on a narrow terminal."""
 
     DEFAULT_CSS = """
     SidePanel {
@@ -63,9 +65,10 @@ class SidePanel(Vertical):
         border-left: solid $primary;
         padding: 0 1;
         background: $surface;
+        scrollbar-size-vertical: 1;
         & > #side-facts { height: auto; }
         & > #turns-title { margin-top: 1; }
-        & > #turns { height: 1fr; border: none; padding: 0; }
+        & > #turns { height: auto; border: none; padding: 0; }
     }
     """
 

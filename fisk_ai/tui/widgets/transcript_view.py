@@ -95,6 +95,13 @@ class TranscriptView(ScrollView, can_focus=True):
     class SearchRequested(Message):
         """The operator pressed ``/``; the screen asks for the text and calls ``search``."""
 
+    class MatchShown(Message):
+        """``n`` or ``N`` moved to another match; ``position`` reads ``3 of 12``."""
+
+        def __init__(self, position: str) -> None:
+            super().__init__()
+            self.position = position
+
     def __init__(
         self,
         transcript: Transcript | None = None,
@@ -352,10 +359,12 @@ class TranscriptView(ScrollView, can_focus=True):
     def action_next_match(self) -> None:
         if self.matches:
             self._go_to_match((self.match_index + 1) % len(self.matches))
+            self.post_message(self.MatchShown(self.match_position))
 
     def action_previous_match(self) -> None:
         if self.matches:
             self._go_to_match((self.match_index - 1) % len(self.matches))
+            self.post_message(self.MatchShown(self.match_position))
 
     def _go_to_match(self, index: int) -> None:
         self.match_index = index
@@ -375,6 +384,13 @@ class TranscriptView(ScrollView, can_focus=True):
         if not self.matches:
             return ""
         return f"{self.match_index + 1}/{len(self.matches)}"
+
+    @property
+    def match_position(self) -> str:
+        """``3 of 12`` for the current match, or an empty string when nothing matched."""
+        if not self.matches:
+            return ""
+        return f"{self.match_index + 1} of {len(self.matches)}"
 
     def copy_block(self) -> str:
         """Copy the focused block as logical text and return it."""
