@@ -9,11 +9,18 @@ measured in the same run on the same data.
   their documents) on a read-only connection, beside the same FTS5 MATCH with the same bm25
   ordering run raw through the interpreter's own sqlite3 on the same file;
 - the tool path: the same search through ``KnowledgeIndex`` (a thread hop per call), which is
-  what a run pays.
+  what a run pays;
+- hybrid search: a second index of ``--hybrid-chunks`` chunks with vectors from the fake OpenAI
+  embeddings endpoint of the tests (loopback HTTP, 384 dimensions), searched hybrid beside the
+  lexical search and the raw FTS5 statement on that same index, and beside the query's
+  embeddings round trip alone;
+- watch: the median time from a file write to the file being searchable, with
+  ``fisk knowledge watch``'s ``Watcher`` running over the corpus, for ``--writes`` writes.
 
 No asserts: the figures are printed for the README's performance table.
 
-    python bench/knowledge.py [--chunks 50000] [--queries 300]
+    python bench/knowledge.py [--chunks 50000] [--queries 300] [--hybrid-chunks 10000]
+                              [--writes 7]
 """
 
 from __future__ import annotations
@@ -23,15 +30,34 @@ import asyncio
 import random
 import sqlite3
 import statistics
+import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-from fisk_ai.knowledge.access import KnowledgeIndex
+from fisk_ai.knowledge.access import KnowledgeIndex, wanted_manifest
 from fisk_ai.knowledge.chunking import chunk_text
-from fisk_ai.knowledge.indexing import index_files, walk
+from fisk_ai.knowledge.embeddings import Embedder
+from fisk_ai.knowledge.indexing import index_files, vector_embed, walk
 from fisk_ai.knowledge.search import search
-from fisk_ai.knowledge.store import _SCHEMA, KnowledgeReader, KnowledgeWriter, connect
+from fisk_ai.knowledge.store import (
+    _SCHEMA,
+    KnowledgeReader,
+    KnowledgeWriter,
+    connect,
+    vector_blob,
+)
+from fisk_ai.knowledge.watch import Watcher
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.knowledge import test_hybrid  # noqa: E402
+from tests.knowledge.test_hybrid import FakeEmbeddings, settings  # noqa: E402
+
+# The fake's vectors, widened to a real small model's size (all-MiniLM-L6-v2 has 384).
+EMBEDDING_DIMENSION = 384
 
 CHUNKS_PER_FILE = 10
 # What search() runs, written out for the raw baseline.
@@ -147,10 +173,150 @@ def measure_search(
     return ours, same, bare, tool
 
 
+def raw_statement_ms(store: Path, queries: list[str]) -> list[float]:
+    """The search statement raw through sqlite3 on ``store``, per query."""
+    raw = sqlite3.connect(f"file:{store / 'knowledge.db'}?mode=ro", uri=True)
+    samples: list[float] = []
+    for query in queries:
+        expression = " OR ".join(f'"{word}"' for word in query.split())
+        started = time.perf_counter()
+        raw.execute(SEARCH_STATEMENT, (expression, 5)).fetchall()
+        samples.append(time.perf_counter() - started)
+    raw.close()
+    return samples
+
+
+def raw_knn(store: Path, vectors: list[list[float]]) -> list[float]:
+    """The vector half of a hybrid search, raw: the 50 nearest chunks by sqlite-vec."""
+    raw = connect(f"file:{store / 'knowledge.db'}?mode=ro", uri=True)
+    samples: list[float] = []
+    for vector in vectors:
+        started = time.perf_counter()
+        raw.execute(
+            "SELECT chunk_id FROM chunks_vec WHERE embedding MATCH ? AND k = 50 ORDER BY distance",
+            (vector_blob(vector),),
+        ).fetchall()
+        samples.append(time.perf_counter() - started)
+    raw.close()
+    return samples
+
+
+def timed(index: KnowledgeIndex, queries: list[str]) -> list[float]:
+    samples: list[float] = []
+    for query in queries:
+        started = time.perf_counter()
+        index.search_blocking(query, 5)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def measure_hybrid(root: Path, chunks: int, words: list[str], queries: list[str]) -> None:
+    """A hybrid index of ``chunks`` chunks; hybrid search beside lexical and raw on it."""
+    test_hybrid.DIMENSION = EMBEDDING_DIMENSION
+    fake = FakeEmbeddings()
+    try:
+        corpus = root / "hybrid-corpus"
+        generate(corpus, chunks, words)
+        store = root / "hybrid-store"
+        embeddings = settings(fake.url)
+        embedder = Embedder(embeddings)
+        started = time.perf_counter()
+        with KnowledgeWriter(store) as writer:
+            writer.plan_vectors(wanted_manifest(embeddings, embedder.probe()))
+            report = index_files(
+                writer,
+                {},
+                list(walk([str(corpus)], store)),
+                reconcile=True,
+                embed=vector_embed(embedder),
+            )
+        seconds = time.perf_counter() - started
+        print(
+            f"hybrid index: {report.chunks} chunks with {report.embeddings} vectors "
+            f"(dim {EMBEDDING_DIMENSION}) in {seconds:.1f} s, {report.chunks / seconds:,.0f} "
+            "chunks/s including the fake endpoint"
+        )
+        lexical = KnowledgeIndex(store)
+        hybrid = KnowledgeIndex(store, embeddings)
+        try:
+            words_only = timed(lexical, queries)
+            fused = timed(hybrid, queries)
+            assert hybrid.degraded_searches == 0, "the fake endpoint did not answer"
+        finally:
+            lexical.close()
+            hybrid.close()
+        raw = raw_statement_ms(store, queries)
+        round_trips: list[float] = []
+        vectors: list[list[float]] = []
+        for query in queries:
+            started = time.perf_counter()
+            vectors.append(embedder.embed_query(query))
+            round_trips.append(time.perf_counter() - started)
+        embedder.close()
+        knn = raw_knn(store, vectors)
+        print(
+            f"hybrid search p50 at {report.chunks} chunks: {median_ms(fused):.2f} ms "
+            f"(p95 {statistics.quantiles(fused, n=20)[-1] * 1000:.2f} ms)"
+        )
+        print(
+            f"  lexical search on the same index: {median_ms(words_only):.2f} ms; "
+            f"the raw FTS5 statement: {median_ms(raw):.2f} ms; hybrid is "
+            f"{median_ms(fused) / median_ms(words_only):.1f}x lexical"
+        )
+        print(
+            f"  of which the query's embeddings round trip (loopback HTTP to the fake): "
+            f"{median_ms(round_trips):.2f} ms, and the raw sqlite-vec KNN (k=50, brute force) "
+            f"through sqlite: {median_ms(knn):.2f} ms"
+        )
+    finally:
+        fake.stop()
+
+
+def measure_watch(corpus: Path, store: Path, writes: int) -> None:
+    """Median time from writing a file to finding its word by search, the watcher running."""
+    stop = threading.Event()
+    with KnowledgeWriter(store) as writer:
+        watcher = Watcher(writer, [str(corpus)], reconcile=True)
+        watcher.full_pass()
+        thread = threading.Thread(target=watcher.run, args=(lambda _report: None, stop))
+        thread.start()
+        reader = KnowledgeReader(store)
+        reader.open()
+        samples: list[float] = []
+        try:
+            time.sleep(0.5)  # let the watch register before the first write
+            for number in range(writes):
+                word = "watched" + "".join(chr(ord("a") + int(d)) for d in f"{number:04d}")
+                path = corpus / "watched" / f"note{number}.md"
+                path.parent.mkdir(exist_ok=True)
+                started = time.perf_counter()
+                path.write_text(f"# Watched {number}\n\n{word} arrives.\n")
+                while True:
+                    with reader.use() as connection:
+                        if search(connection, word, 1).hits:
+                            break
+                    if time.perf_counter() - started > 10:
+                        raise SystemExit(f"watch: {word} not searchable after 10 s")
+                    time.sleep(0.002)
+                samples.append(time.perf_counter() - started)
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            thread.join(10)
+            reader.close()
+    print(
+        f"watch: a written file is searchable after {median_ms(samples):.0f} ms "
+        f"(median of {writes} writes; min {min(samples) * 1000:.0f}, max "
+        f"{max(samples) * 1000:.0f} ms)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--hybrid-chunks", type=int, default=10_000)
+    parser.add_argument("--writes", type=int, default=7)
     args = parser.parse_args()
     words = vocabulary(20_000)
 
@@ -197,6 +363,9 @@ def main() -> None:
             f"is {median_ms(ours) / median_ms(bare):.2f}x of it"
         )
         print(f"  through KnowledgeIndex (thread hop, as a run): {median_ms(tool):.2f} ms")
+
+        measure_hybrid(root, args.hybrid_chunks, words, queries)
+        measure_watch(corpus, store, args.writes)
 
 
 if __name__ == "__main__":
