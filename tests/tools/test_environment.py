@@ -25,6 +25,12 @@ def test_every_anthropic_credential_is_scrubbed() -> None:
     assert tool_environment(base) == {"HOME": "/home/op", "LLMFORMAT": "1"}
 
 
+def test_the_slack_tokens_fisk_reads_never_reach_a_tool() -> None:
+    base = {"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "USER": "op"}
+
+    assert tool_environment(base) == {"USER": "op", "LLMFORMAT": "1"}
+
+
 def test_extra_secret_names_are_removed_too() -> None:
     environment = tool_environment({"EMBEDDINGS_KEY": "k", "USER": "op"}, ["EMBEDDINGS_KEY"])
 
