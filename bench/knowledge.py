@@ -277,14 +277,14 @@ def measure_watch(corpus: Path, store: Path, writes: int) -> None:
     stop = threading.Event()
     with KnowledgeWriter(store) as writer:
         watcher = Watcher(writer, [str(corpus)], reconcile=True)
-        watcher.full_pass()
         thread = threading.Thread(target=watcher.run, args=(lambda _report: None, stop))
         thread.start()
         reader = KnowledgeReader(store)
         reader.open()
         samples: list[float] = []
         try:
-            time.sleep(0.5)  # let the watch register before the first write
+            if not watcher.watching.wait(600):
+                raise SystemExit("watch: the watch never started")
             for number in range(writes):
                 word = "watched" + "".join(chr(ord("a") + int(d)) for d in f"{number:04d}")
                 path = corpus / "watched" / f"note{number}.md"

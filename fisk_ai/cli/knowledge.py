@@ -254,7 +254,6 @@ def run_watch(args: argparse.Namespace) -> int:
     writer, embed = _open_writer(args, cfg, rebuild=False)
     with contextlib.closing(writer):
         watcher = Watcher(writer, roots, reconcile=not args.paths, embed=embed)
-        print(watcher.full_pass().line(), flush=True)
         print(f"watching {', '.join(roots)}; interrupt to stop", file=sys.stderr, flush=True)
         watcher.run(
             lambda report: print(report.line(), flush=True),

@@ -62,6 +62,8 @@ class Watcher:
         self._reconcile = reconcile
         self._embed = embed
         self._store = writer.paths.directory
+        self.watching = threading.Event()
+        """Set once the watch is registered and the index has caught up with the files."""
 
     def full_pass(self) -> IndexReport:
         files = list(walk([root for root, _ in self._roots], self._store))
@@ -122,7 +124,9 @@ class Watcher:
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         """Watch until ``stop`` is set (or the process is interrupted), calling ``on_pass``
-        after every pass that changed something."""
+        after the first pass and after every later pass that changed something. The first pass
+        goes over every file once the watch is registered, so nothing changed while it was being
+        set up is missed; then ``watching`` is set."""
         import watchfiles
 
         paths = [top for _, top in self._roots]
@@ -141,9 +145,18 @@ class Watcher:
                 stop_event=stop,
                 raise_interrupt=False,
                 rust_timeout=200,
-                yield_on_timeout=False,
+                # The first (empty) yield says the watch is registered.
+                yield_on_timeout=True,
             ):
-                report = self.apply([Path(path) for _, path in changes])
+                if not self.watching.is_set():
+                    report = self.full_pass()
+                    self.watching.set()
+                    on_pass(report)
+                    continue
+                if changes:
+                    report = self.apply([Path(path) for _, path in changes])
+                else:
+                    continue
                 if report.added or report.updated or report.removed:
                     on_pass(report)
         except OSError as exc:

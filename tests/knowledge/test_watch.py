@@ -37,7 +37,7 @@ def test_watch_follows_a_create_an_edit_and_a_delete(tmp_path: Path) -> None:
                 return {path: doc.hash for path, doc in stored_documents(connection).items()}
 
         try:
-            time.sleep(0.2)  # let the watch register before the first change
+            assert watcher.watching.wait(5), "the watch never started"
             new = docs / "new.md"
             new.write_text("# New\n\nbeta\n")
             cited = f"{docs.as_posix()}/new.md"
@@ -52,3 +52,36 @@ def test_watch_follows_a_create_an_edit_and_a_delete(tmp_path: Path) -> None:
             stop.set()
             thread.join(5)
             reader.close()
+
+
+def test_a_file_written_before_the_watch_starts_is_indexed_by_its_first_pass(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    store = tmp_path / "store"
+    stop = threading.Event()
+    passes: list[int] = []
+    with KnowledgeWriter(store) as writer:
+        watcher = Watcher(writer, [str(docs)], reconcile=True)
+        watcher.full_pass()
+        # Written after the first pass and before anything watches: nothing reports it but the
+        # pass the watch makes once it is registered.
+        (docs / "early.md").write_text("# Early\n\ndelta\n")
+        thread = threading.Thread(
+            target=watcher.run, args=(lambda report: passes.append(report.added), stop)
+        )
+        thread.start()
+        try:
+            assert watcher.watching.wait(5), "the watch never started"
+        finally:
+            stop.set()
+            thread.join(10)
+    assert passes[0] == 1
+    reader = KnowledgeReader(store)
+    reader.open()
+    try:
+        with reader.use() as connection:
+            assert f"{docs.as_posix()}/early.md" in stored_documents(connection)
+    finally:
+        reader.close()
