@@ -382,6 +382,14 @@ def _prepare(
                 "agent's tool list carries no tags"
             )
         remote_tools.append(host.model_copy(update={"alias": host.alias or host.name}))
+    if config.remote_agents:
+        line = _line_of(("remote_agents",), lines)
+        # Accepted as the Go fisk-ai accepts it, but said: a key that silently does nothing
+        # reads as a feature that is on.
+        warnings.append(
+            f'{source} line {line}: "remote_agents" does nothing, here as in the Go fisk-ai; '
+            "import another agent's served tools with remote_tools instead"
+        )
     mcp_clients = [
         client.model_copy(update={"alias": client.alias or client.name})
         for client in config.mcp_clients

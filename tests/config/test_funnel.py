@@ -364,6 +364,13 @@ def test_remote_tool_include_tags_is_a_warning() -> None:
     assert "line 4" in config.warnings[0]
 
 
+def test_remote_agents_is_accepted_and_said_to_do_nothing() -> None:
+    config = parsed("remote_agents: [{name: peer}]")
+    assert len(config.warnings) == 1
+    assert '"remote_agents" does nothing' in config.warnings[0]
+    assert "remote_tools" in config.warnings[0]
+
+
 def test_mcp_client_alias_defaults_to_the_name() -> None:
     config = parsed("mcp_clients: [{name: docs, url: 'https://mcp.example.net/mcp'}]")
     assert config.mcp_clients[0].alias == "docs"
