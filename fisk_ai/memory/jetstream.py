@@ -41,6 +41,7 @@ from fisk_ai.memory.store import (
     validate_key,
     validate_write,
 )
+from fisk_ai.util.natsx import describe_nats_failure, nats_server_phrase
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -225,8 +226,8 @@ class JetStreamMemoryStore:
                 except nats.errors.Error as failure:
                     raise MemoryStoreError(
                         f"memory bucket {self._bucket} could not be described "
-                        f"({_describe_failure(failure)}); check that {self._server()} is up and "
-                        "has JetStream enabled"
+                        f"({describe_nats_failure(failure)}); check that {self._server()} is up "
+                        "and has JetStream enabled"
                     ) from None
         except TimeoutError:
             raise MemoryStoreError(
@@ -288,9 +289,7 @@ class JetStreamMemoryStore:
         return kv_add_command(self._bucket, self._context_name)
 
     def _server(self) -> str:
-        if self._context_name:
-            return f"the NATS server of NATS context {self._context_name}"
-        return "the NATS server"
+        return nats_server_phrase(self._context_name)
 
     @contextlib.contextmanager
     def _failures(self, doing: str) -> Iterator[None]:
@@ -302,17 +301,8 @@ class JetStreamMemoryStore:
         except (nats.errors.Error, TimeoutError) as failure:
             raise MemoryStoreError(
                 f"could not {doing} in memory bucket {self._bucket} "
-                f"({_describe_failure(failure)}); check that {self._server()} is up"
+                f"({describe_nats_failure(failure)}); check that {self._server()} is up"
             ) from None
-
-
-def _describe_failure(failure: BaseException) -> str:
-    description = getattr(failure, "description", None)
-    if description:
-        return str(description)
-    if isinstance(failure, TimeoutError):
-        return "NATS did not answer in time"
-    return str(failure).removeprefix("nats: ").strip() or type(failure).__name__
 
 
 def jetstream(

@@ -60,6 +60,7 @@ from fisk_ai.sessions.records import (
 )
 from fisk_ai.sessions.store import AppendAction, SessionSummary, check_append, register_backend
 from fisk_ai.util import jsonx
+from fisk_ai.util.natsx import describe_nats_failure, nats_server_phrase
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -306,15 +307,15 @@ class JetStreamSessionStore:
                 except nats.errors.Error as failure:
                     raise SessionError(
                         f"stream {self._stream} could not be described "
-                        f"({_describe_failure(failure)}); check that "
-                        f"{self._server()} is up and has JetStream enabled"
+                        f"({describe_nats_failure(failure)}); check that "
+                        f"{nats_server_phrase(self._context_name)} is up and has JetStream enabled"
                     ) from None
                 subject_prefix = self._check_shape(info.config)
         except TimeoutError:
             await _close_quietly(opened)
             raise SessionError(
                 f"stream {self._stream} could not be bound within {self._bind_timeout:g} s; check "
-                f"that {self._server()} is up and has JetStream enabled"
+                f"that {nats_server_phrase(self._context_name)} is up and has JetStream enabled"
             ) from None
         except BaseException:
             await _close_quietly(opened)
@@ -330,7 +331,7 @@ class JetStreamSessionStore:
         if found != (0, 0) and found < MIN_SERVER_VERSION:
             needed = ".".join(map(str, MIN_SERVER_VERSION))
             raise SessionError(
-                f"{self._server()} runs nats-server "
+                f"{nats_server_phrase(self._context_name)} runs nats-server "
                 f"{found[0]}.{found[1]}, and the jetstream session backend needs {needed} or "
                 f"newer to publish on a session's last sequence; upgrade the server"
             )
@@ -382,11 +383,6 @@ class JetStreamSessionStore:
     def _fix_command(self, subject_prefix: str) -> str:
         return stream_add_command(self._stream, subject_prefix, self._context_name)
 
-    def _server(self) -> str:
-        if self._context_name:
-            return f"the NATS server of NATS context {self._context_name}"
-        return "the NATS server"
-
     @contextlib.contextmanager
     def _failures(self, doing: str) -> Iterator[None]:
         """NATS failures as one-sentence SessionErrors; the store's own errors pass through."""
@@ -396,8 +392,8 @@ class JetStreamSessionStore:
             yield
         except (nats.errors.Error, TimeoutError) as failure:
             raise SessionError(
-                f"could not {doing} in stream {self._stream} ({_describe_failure(failure)}); "
-                f"check that {self._server()} is up"
+                f"could not {doing} in stream {self._stream} ({describe_nats_failure(failure)}); "
+                f"check that {nats_server_phrase(self._context_name)} is up"
             ) from None
 
     async def _last_message(self, binding: _Binding, subject: str) -> RawStreamMsg | None:
@@ -721,21 +717,6 @@ def _and_list(items: builtins.list[str]) -> str:
     if len(items) == 1:
         return items[0]
     return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _describe_failure(failure: BaseException) -> str:
-    """What went wrong with NATS, in a phrase; a JetStream refusal gives its own words."""
-    description = getattr(failure, "description", None)
-    if description:
-        code = getattr(failure, "err_code", None)
-        return f"{description}, error {code}" if code else str(description)
-    if isinstance(failure, TimeoutError):
-        return "NATS did not answer in time"
-    from nats.js.errors import ServiceUnavailableError
-
-    if isinstance(failure, ServiceUnavailableError):
-        return "JetStream is unavailable"
-    return str(failure).removeprefix("nats: ").strip() or type(failure).__name__
 
 
 def _validate_session_id(run_id: str) -> None:
