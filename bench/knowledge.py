@@ -15,12 +15,15 @@ measured in the same run on the same data.
   lexical search and the raw FTS5 statement on that same index, and beside the query's
   embeddings round trip alone;
 - watch: the median time from a file write to the file being searchable, with
-  ``fisk knowledge watch``'s ``Watcher`` running over the corpus, for ``--writes`` writes.
+  ``fisk knowledge watch``'s ``Watcher`` running over the corpus, for ``--writes`` writes;
+- the local embedder (``provider: local``, all-MiniLM-L6-v2 in numpy), when installed: its
+  load, a search question, and the chunks of this repository's docs/ embedded one at a time
+  beside the same chunks embedded in batches (``--local-texts`` of them), per text.
 
 No asserts: the figures are printed for the README's performance table.
 
     python bench/knowledge.py [--chunks 50000] [--queries 300] [--hybrid-chunks 10000]
-                              [--writes 7]
+                              [--writes 7] [--local-texts 100]
 """
 
 from __future__ import annotations
@@ -311,12 +314,64 @@ def measure_watch(corpus: Path, store: Path, writes: int) -> None:
     )
 
 
+def measure_local_embedder(texts: int, queries: list[str]) -> None:
+    """The local embedder's cost per text alone and per text in a batch, on real prose."""
+    from fisk_ai import config
+    from fisk_ai.knowledge import KnowledgeError
+    from fisk_ai.knowledge.embeddings import check_embeddings, document_input
+    from fisk_ai.knowledge.local_embedder import LocalEmbedder
+
+    settings = config.Embeddings(provider=config.EmbeddingsProvider.LOCAL)
+    try:
+        check_embeddings(settings)
+    except KnowledgeError as exc:
+        print(f"local embedder: not measured ({exc})")
+        return
+    chunks = [
+        document_input("", chunk.heading_path, chunk.body)
+        for path in sorted((REPO_ROOT / "docs").glob("*.md"))
+        for chunk in chunk_text(path.read_text()).chunks
+    ][:texts]
+    embedder = LocalEmbedder(settings)
+    started = time.perf_counter()
+    embedder.probe()
+    load_seconds = time.perf_counter() - started
+    asked: list[float] = []
+    for query in queries[:texts]:
+        started = time.perf_counter()
+        embedder.embed_query(query)
+        asked.append(time.perf_counter() - started)
+    questions = queries[:texts]
+    started = time.perf_counter()
+    embedder.embed([embedder.query_prefix + question for question in questions])
+    questions_batched = (time.perf_counter() - started) / len(questions)
+    alone: list[float] = []
+    for text in chunks:
+        started = time.perf_counter()
+        embedder.embed([text])
+        alone.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    embedder.embed(chunks)
+    batched = (time.perf_counter() - started) / len(chunks)
+    print(
+        f"local embedder (all-MiniLM-L6-v2 in numpy): loaded in {load_seconds:.2f} s; "
+        f"{len(questions)} two-word search questions: {median_ms(asked):.1f} ms per question "
+        f"alone (p50), {questions_batched * 1000:.1f} ms per question in batches"
+    )
+    print(
+        f"  {len(chunks)} chunks of docs/: {median_ms(alone):.1f} ms per chunk alone (p50), "
+        f"{sum(alone) / len(alone) * 1000:.1f} ms mean; in batches: {batched * 1000:.1f} ms "
+        f"per chunk, {sum(alone) / len(alone) / batched:.1f}x the throughput"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--hybrid-chunks", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=7)
+    parser.add_argument("--local-texts", type=int, default=100)
     args = parser.parse_args()
     words = vocabulary(20_000)
 
@@ -366,6 +421,7 @@ def main() -> None:
 
         measure_hybrid(root, args.hybrid_chunks, words, queries)
         measure_watch(corpus, store, args.writes)
+        measure_local_embedder(args.local_texts, queries)
 
 
 if __name__ == "__main__":

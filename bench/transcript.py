@@ -95,8 +95,11 @@ async def measure(widget: str) -> dict[str, float]:
     class BenchApp(App[None]):
         def compose(self) -> ComposeResult:
             if widget == "viewer":
-                # Output expanded, so both widgets have all 100k lines to page through.
-                yield TranscriptView(Transcript(output_folded=False), copy_directory=Path("/tmp"))
+                # Output and thinking expanded, so both widgets have all 100k lines to page through.
+                yield TranscriptView(
+                    Transcript(output_folded=False, thinking_folded=False),
+                    copy_directory=Path("/tmp"),
+                )
             else:
                 yield Log()
 

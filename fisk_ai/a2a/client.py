@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+from fisk_ai import telemetry
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import A2AError, InvalidMessage, NoResponders, RequestTimeout
 from fisk_ai.a2a.messages import (
@@ -41,6 +42,7 @@ __all__ = ["DEFAULT_CLIENT_IDENTITY", "DEFAULT_DISCOVERY_TIMEOUT", "call_tool", 
 
 DEFAULT_CLIENT_IDENTITY = Identity(name="fisk-ai")
 DEFAULT_DISCOVERY_TIMEOUT = timedelta(seconds=30)
+REMOTE_TOOL_FAILED = telemetry.ErrorClass("tool_error")
 
 
 def _unavailable(identity: str, subject: str, why: str) -> str:
@@ -93,6 +95,24 @@ async def call_tool(
     """Call tool ``name`` served by agent ``identity`` and return its reply. A call the agent
     refused (unknown tool, every slot busy, draining) is a reply with ``is_error`` and a
     ``code``, not an exception; a peer that does not answer at all raises."""
+    with telemetry.current().remote_tool(identity, name) as span:
+        reply = await _call_tool(
+            transport, identity, name, input, request_timeout=request_timeout, sender=sender
+        )
+        if reply.is_error:
+            span.fail(REMOTE_TOOL_FAILED)
+        return reply
+
+
+async def _call_tool(
+    transport: Transport,
+    identity: str,
+    name: str,
+    input: Mapping[str, Any],
+    *,
+    request_timeout: timedelta,
+    sender: Identity,
+) -> ToolReply:
     subject = tool_subject(identity)
     request = new_request(
         ToolRequest,

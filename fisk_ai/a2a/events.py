@@ -82,6 +82,9 @@ def event_message(event: Event, header: ReplyHeader) -> EventMessage:
                     usage=None if event.usage is None else WireUsage.from_usage(event.usage),
                     count=event.count,
                     truncated=event.truncated,
+                    attempt=event.attempt,
+                    attempts=event.attempts,
+                    wait_ms=round(event.wait_seconds * 1000),
                 ),
             )
         case WarningEvent():
@@ -124,6 +127,9 @@ def event_from_message(message: EventMessage | UnknownEvent) -> Event | None:
                 usage=None if block.usage is None else block.usage.to_usage(),
                 count=block.count,
                 truncated=block.truncated,
+                attempt=block.attempt,
+                attempts=block.attempts,
+                wait_seconds=block.wait_ms / 1000,
             )
         case EventWarning(block=block):
             return WarningEvent(

@@ -355,6 +355,11 @@ class StatusBody(_Model):
     usage: WireUsage | None = None
     count: NonNegativeInt = 0
     truncated: bool = False
+    # On a retrying status (a fisk-ai addition, as argv is on tool_call; a Go peer drops them):
+    # the attempt about to be made, of how many, after how long.
+    attempt: NonNegativeInt = 0
+    attempts: NonNegativeInt = 0
+    wait_ms: NonNegativeInt = 0
 
 
 class WarningBody(_Model):

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from fisk_ai import telemetry
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import (
@@ -173,7 +174,6 @@ class PromptsClient:
         options = options or TurnOptions()
         message = new_request(
             RequestPrompt,
-            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=options.request or new_ksuid(),
@@ -192,7 +192,6 @@ class PromptsClient:
         options = options or TurnOptions()
         message = new_request(
             RequestResume,
-            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=options.request or new_ksuid(),
@@ -213,7 +212,6 @@ class PromptsClient:
         options = options or TurnOptions()
         message = new_request(
             RequestAnswer,
-            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=options.request or new_ksuid(),
@@ -237,7 +235,6 @@ class PromptsClient:
         the replay_start and replay_end statuses, go to ``on_event``."""
         message = new_request(
             RequestRead,
-            traceparent=current_traceparent() or None,
             sender=self._sender,
             recipient=Identity(name=self._identity),
             request=request or new_ksuid(),
@@ -267,6 +264,14 @@ class PromptsClient:
 
     async def _exchange(self, message: _Request, options: TurnOptions) -> Terminal:
         """Send ``message`` on the agent's task subject and read its reply set to the end."""
+        # The kind is the protocol id's last word: prompt, resume, answer, read.
+        kind = message.protocol.rsplit(".", 1)[-1]
+        with telemetry.current().remote_agent(self._identity, kind):
+            # Stamped inside the span, so the agent's run hangs off this call.
+            traced = message.model_copy(update={"traceparent": current_traceparent() or None})
+            return await self._exchange_traced(traced, options)
+
+    async def _exchange_traced(self, message: _Request, options: TurnOptions) -> Terminal:
         transport = self._transport
         subject = task_subject(self._identity)
         arrived: asyncio.Queue[Delivery] = asyncio.Queue()

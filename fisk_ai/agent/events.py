@@ -72,6 +72,10 @@ class StatusPhase(enum.StrEnum):
     """A replay ended; ``count`` blocks were sent, ``truncated`` when older ones were left out."""
     EXECUTING_TOOL = "executing-tool"
     """A keepalive while a served tool call runs."""
+    RETRYING = "retrying"
+    """The model call was turned away for the moment (429, 529, another 5xx, a lost
+    connection); the provider makes attempt ``attempt`` of ``attempts`` after
+    ``wait_seconds``."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,9 @@ class StatusEvent:
     usage: Usage | None = None
     count: int = 0
     truncated: bool = False
+    attempt: int = 0
+    attempts: int = 0
+    wait_seconds: float = 0.0
 
 
 class WarningKind(enum.StrEnum):

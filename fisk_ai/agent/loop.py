@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from fisk_ai.agent.events import (
@@ -51,6 +52,7 @@ from fisk_ai.agent.replay import call_command
 from fisk_ai.agent.resources import Resources
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.codec import message_to_json
+from fisk_ai.llm.retries import RetryNotice, retries_reported_to
 from fisk_ai.llm.types import (
     STOP_MAX_TOKENS,
     STOP_PAUSE_TURN,
@@ -372,7 +374,8 @@ class AgentLoop:
             )
             span.content("gen_ai.input.messages", lambda: messages_json(sent))
             try:
-                response = await self._provider.call(request)
+                with retries_reported_to(partial(self._report_retry, iteration)):
+                    response = await self._provider.call(request)
             except FiskError as exc:
                 span.fail(MODEL_CALL_FAILED)
                 return Failed(str(exc))
@@ -429,6 +432,17 @@ class AgentLoop:
         text = message.text
         if text:
             self._events.emit(TextEvent(text, final=final))
+
+    def _report_retry(self, iteration: int, notice: RetryNotice) -> None:
+        self._events.emit(
+            StatusEvent(
+                iteration=iteration,
+                phase=StatusPhase.RETRYING,
+                attempt=notice.attempt,
+                attempts=notice.attempts,
+                wait_seconds=notice.wait_seconds,
+            )
+        )
 
     async def _run_batch(
         self,

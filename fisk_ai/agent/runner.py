@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from types import TracebackType
@@ -73,12 +74,15 @@ from fisk_ai.sessions.records import (
     Claim,
     MemoryRevisions,
     Meta,
+    Payload,
     Record,
     Terminal,
     TerminalReason,
     Timestamp,
     User,
 )
+from fisk_ai.sessions.store import Journal
+from fisk_ai.telemetry import Telemetry
 from fisk_ai.tools.builtin.deferral import plan_definitions
 from fisk_ai.tools.builtin.hitl import HITL_TOOL_NAMES
 from fisk_ai.tools.questions import Prompter
@@ -94,6 +98,25 @@ class PromptDenied(AgentError):
 
 class SessionCompleted(AgentError):
     """The session already completed, so it cannot be resumed."""
+
+
+class _MeasuredJournal(JournalWriter):
+    """The run's journal, reporting how long each append took to telemetry (a histogram the
+    caller measures: a span per append would double a run's span count)."""
+
+    def __init__(
+        self, journal: Journal, records: Sequence[Record], telemetry: Telemetry, backend: str
+    ) -> None:
+        super().__init__(journal, records)
+        self._telemetry = telemetry
+        self._backend = backend
+
+    async def append(self, payload: Payload) -> Record:
+        began = time.perf_counter()
+        try:
+            return await super().append(payload)
+        finally:
+            self._telemetry.session_append(time.perf_counter() - began, self._backend)
 
 
 class Runner:
@@ -188,7 +211,7 @@ class Runner:
             conversation_token=conversation_token,
             caller=caller,
         )
-        journal = JournalWriter(await self._store.create(run_id, meta), [Record(1, meta)])
+        journal = self._journal_writer(await self._store.create(run_id, meta), [Record(1, meta)])
         loop = self._attach(journal, system.blocks(resumed=False), ConfirmGate(self._prompter))
         state = TurnState([user_text(submitted)], Usage(), next_iteration=1)
         return await self._run(lambda: loop.turn(state, allowance=self._settings.max_iterations))
@@ -250,7 +273,7 @@ class Runner:
             conversation.meta.fingerprint, self._fingerprint(tools, system), force=force
         )
 
-        journal = JournalWriter(await self._store.open(session_id), records)
+        journal = self._journal_writer(await self._store.open(session_id), records)
         try:
             claim = await journal.append(Claim(by=_claimant(), claimed=Timestamp.now_utc()))
             if claim.seq != records[-1].seq + 1:
@@ -329,6 +352,11 @@ class Runner:
     def _require_idle(self) -> None:
         if self._journal is not None:
             raise RuntimeError(f"this runner already holds session {self.session_id}")
+
+    def _journal_writer(self, journal: Journal, records: Sequence[Record]) -> JournalWriter:
+        # The backend is the first word of the store's description: "file", "jetstream".
+        backend = self._store.describe().partition(",")[0]
+        return _MeasuredJournal(journal, records, self._resources.telemetry, backend)
 
     def _require_attached(self) -> tuple[JournalWriter, AgentLoop]:
         if self._journal is None or self._loop is None:

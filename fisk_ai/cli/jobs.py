@@ -74,6 +74,7 @@ async def _submit(client: NatsClient, args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from fisk_ai.serve.jobs.wire import enqueue
+    from fisk_ai.telemetry import environment_traceparent
     from fisk_ai.util.ids import new_ksuid
 
     request_id = new_ksuid()
@@ -88,7 +89,13 @@ async def _submit(client: NatsClient, args: argparse.Namespace) -> int:
         "prompt": args.prompt,
     }
     task_id = await enqueue(
-        client, args.queue, args.type, json.dumps(request).encode(), task_id=args.id
+        client,
+        args.queue,
+        args.type,
+        json.dumps(request).encode(),
+        task_id=args.id,
+        # A submit started inside a trace (TRACEPARENT, as CI tools set it) queues the job in it.
+        traceparent=environment_traceparent(),
     )
     print(f"Enqueued task {task_id}")
     return 0

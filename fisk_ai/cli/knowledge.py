@@ -62,6 +62,7 @@ def register(subcommands: Any) -> None:
     index.set_defaults(handler=run_index)
 
     _register_watch_and_words(actions)
+    _register_browse(actions)
 
     search = actions.add_parser("search", help="search as knowledge_search does")
     search.add_argument("query", nargs="+")
@@ -128,6 +129,42 @@ def _register_watch_and_words(actions: Any) -> None:
     words.set_defaults(handler=run_words)
 
 
+def _register_browse(actions: Any) -> None:
+    browse = actions.add_parser(
+        "browse",
+        help="explore the index full screen: sources, search, match, chunks in context",
+        description="Open the knowledge explorer on a terminal: the indexed documents and their "
+        "state, a search box showing each hit's tier, score and citation, the match view, and "
+        "each chunk among its neighbours. Reads the index and never writes it.",
+    )
+    browse.add_argument(
+        "--top-k", type=int, default=10, help="hits per search (1 to 20, default 10)"
+    )
+    browse.set_defaults(handler=run_browse)
+
+
+def run_browse(args: argparse.Namespace) -> int:
+    from fisk_ai.knowledge.access import KnowledgeIndex, refuse_unbuilt_keys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise FiskError(
+            "fisk knowledge browse needs a terminal on stdin and stdout; use fisk knowledge "
+            "search, match or sources to read the index as lines"
+        )
+    if not 1 <= args.top_k <= 20:
+        raise FiskError(f"--top-k must be between 1 and 20, not {args.top_k}")
+    cfg = _config(args)
+    refuse_unbuilt_keys(cfg)
+    index = KnowledgeIndex(_directory(args, cfg), cfg.harness.knowledge.embeddings)
+    from fisk_ai.tui.knowledge_app import KnowledgeApp
+
+    try:
+        KnowledgeApp(index, top_k=args.top_k).run()
+    finally:
+        index.close()
+    return 0
+
+
 def _config(args: argparse.Namespace) -> Config:
     from fisk_ai.config import Mode, load
 
@@ -179,12 +216,12 @@ def _vector_tier(cfg: Config) -> tuple[Any, Any]:
     before anything is written (so an unreachable endpoint leaves the index whole); (None,
     None) without embeddings."""
     from fisk_ai.knowledge.access import wanted_manifest
-    from fisk_ai.knowledge.embeddings import Embedder
+    from fisk_ai.knowledge.embeddings import open_embedder
 
     settings = cfg.harness.knowledge.embeddings
     if settings is None:
         return None, None
-    embedder = Embedder(settings)
+    embedder = open_embedder(settings)
     return embedder, wanted_manifest(settings, embedder.probe())
 
 
@@ -427,11 +464,13 @@ def run_sources(args: argparse.Namespace) -> int:
 def run_stats(args: argparse.Namespace) -> int:
     from fisk_ai.knowledge import FORMAT_VERSION
     from fisk_ai.knowledge.search import counts
+    from fisk_ai.knowledge.store import read_manifest
 
     reader = _reader(args)
     with reader.use() as connection:
         held = counts(connection)
         words = int(connection.execute("SELECT count(*) FROM chunks_vocab").fetchone()[0])
+        manifest = read_manifest(connection)
     reader.close()
     size = sum(
         path.stat().st_size
@@ -441,7 +480,12 @@ def run_stats(args: argparse.Namespace) -> int:
     rows = [
         ("Store", str(reader.paths.database)),
         ("Format", f"version {FORMAT_VERSION}"),
-        ("Tier", "lexical (FTS5)"),
+        (
+            "Tier",
+            "lexical (FTS5)"
+            if manifest is None
+            else f"hybrid (FTS5 + vectors, RRF), model={manifest.model} dim={manifest.dimension}",
+        ),
         ("Documents", str(held.documents)),
         ("Chunks", str(held.chunks)),
         ("Words", str(words)),
@@ -461,7 +505,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     checks = diagnose(
         _directory(args, cfg),
         cfg.harness.knowledge.paths,
-        embeddings=cfg.harness.knowledge.embeddings is not None,
+        embeddings=cfg.harness.knowledge.embeddings,
     )
     sys.stdout.write(doctor_lines(checks))
     return 1 if any(check.fatal for check in checks) else 0

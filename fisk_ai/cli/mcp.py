@@ -12,6 +12,7 @@ from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag
 if TYPE_CHECKING:
     from fisk_ai.config import Config
     from fisk_ai.mcpserver.serving import McpSelection, ServeOptions
+    from fisk_ai.telemetry import Telemetry
 
 DEFAULT_CONFIG = "agent.yaml"
 DEFAULT_PORT = 8080
@@ -125,14 +126,14 @@ def run(args: argparse.Namespace) -> int:
         cfg, no_telemetry=args.no_telemetry, note=lambda text: print(text, file=sys.stderr)
     )
     try:
-        return asyncio.run(_serve(cfg, address, port, work_dir))
+        return asyncio.run(_serve(cfg, address, port, work_dir, telemetry))
     finally:
         delivery = telemetry.shutdown()
         if telemetry.enabled:
             print(f"telemetry: {delivery.summary()}", file=sys.stderr)
 
 
-async def _serve(cfg: Config, address: str, port: int, work_dir: Any) -> int:
+async def _serve(cfg: Config, address: str, port: int, work_dir: Any, telemetry: Telemetry) -> int:
     from fisk_ai.agent.application import load_application_tools, run_tool_set, tool_filter
     from fisk_ai.errors import FiskError
     from fisk_ai.mcpserver.listener import bind, endpoint_url, serve_mcp
@@ -180,7 +181,9 @@ async def _serve(cfg: Config, address: str, port: int, work_dir: Any) -> int:
         confirm_tags=tuple(cfg.harness.confirm_tags),
         work_dir=work_dir,
     )
-    calls = ToolCalls(selection.exposed, options, log=lambda line: say(f"mcp: {line}"))
+    calls = ToolCalls(
+        selection.exposed, options, log=lambda line: say(f"mcp: {line}"), telemetry=telemetry
+    )
     sock = bind(address, port)
     url = endpoint_url(sock)
 

@@ -136,7 +136,6 @@ def _check_resume_and_prompt(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fisk_ai.errors import FiskError
-    from fisk_ai.lineui.run import run_line_mode
 
     if args.resume and args.prompt:
         raise FiskError(
@@ -147,20 +146,24 @@ def run(args: argparse.Namespace) -> int:
         raise FiskError("--force only applies to --resume; drop --force")
     _check_resume_and_prompt(args)
     _check_client_mode(args)
-    if not (args.replay or args.nats_context):
+    # The full screen draws on stderr, so it needs all three streams on the terminal.
+    terminal = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
+    full_screen = terminal and not (args.no_tui or env_flag("NO_TUI"))
+    if not (full_screen or args.replay or args.nats_context):
         # The SDK takes about a second to import; start now so it overlaps reading the
         # configuration and introspecting the application. A run that turns out not to need it
-        # has lost nothing but a background import.
+        # has lost nothing but a background import. The full screen imports it itself, after
+        # its first frame, so that the import does not hold the frame up.
         from fisk_ai.llm.anthropic import prewarm
 
         prewarm()
     options = run_options_from(
         args, prompt=" ".join(args.prompt).strip() or DEFAULT_PROMPT, resume=args.resume or ""
     )
-    # The full screen draws on stderr, so it needs all three streams on the terminal.
-    terminal = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
-    if terminal and not (args.no_tui or env_flag("NO_TUI")):
+    if full_screen:
         from fisk_ai.tui.host import run_full_screen
 
         return run_full_screen(options)
+    from fisk_ai.lineui.run import run_line_mode
+
     return run_line_mode(options)

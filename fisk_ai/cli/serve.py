@@ -1,9 +1,8 @@
 """`fisk serve`: host the agent behind the endpoints its configuration enables, until interrupted.
 
-This build answers prompts and serves tools over a2a, both on one connection, and takes queued
-jobs off a Choria asyncjobs work queue; the prompts and jobs channels run on one Server sharing
-the provider and stores. A configuration enabling Slack is refused with the endpoint named,
-rather than started without it.
+This build answers prompts and serves tools over a2a, both on one connection, takes queued
+jobs off a Choria asyncjobs work queue, and answers mentions in Slack threads; the prompts, jobs
+and Slack channels run on one Server sharing the provider and stores.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from fisk_ai.a2a.transport import Transport
     from fisk_ai.agent.application import ApplicationTools
     from fisk_ai.agent.resources import ProviderOptions
-    from fisk_ai.config import Config
+    from fisk_ai.config import Config, SlackExposure
     from fisk_ai.llm.types import Provider
     from fisk_ai.serve.jobs.channel import JobsChannel
     from fisk_ai.serve.prompts.intake import PromptsChannel
@@ -45,7 +44,8 @@ def register(subcommands: Any) -> None:
         help="serve the agent to other agents until interrupted",
         description="Host the agent behind the endpoints agent.yaml enables (in this build: "
         "answering prompts over a2a, expose.agent.a2a.prompts, its tools over a2a, "
-        "expose.agent.a2a.serve_tools, and queued jobs, expose.agent.jobs). The first "
+        "expose.agent.a2a.serve_tools, queued jobs, expose.agent.jobs, and mentions in "
+        "Slack, expose.agent.slack). The first "
         "interrupt drains, the second stops at once.",
     )
     parser.add_argument(
@@ -86,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
     )
     cfg = load(args.config, Mode.SERVE)
     require_something_to_serve(cfg)
-    refuse_endpoints_not_built(cfg)
+    if answers_slack(cfg):
+        from fisk_ai.serve.slack.hosting import slack_tokens
+
+        slack_tokens(os.environ)
     work_dir = checked_work_dir(args.work_dir)
     return asyncio.run(
         _serve(
@@ -118,30 +121,18 @@ def takes_jobs(cfg: Config) -> bool:
     return cfg.expose.agent.jobs is not None
 
 
+def answers_slack(cfg: Config) -> bool:
+    return cfg.expose.agent.slack is not None
+
+
 def runs_agent(cfg: Config) -> bool:
     """Whether a channel of ``cfg`` runs the agent loop, and so needs the provider."""
-    return answers_prompts(cfg) or takes_jobs(cfg)
+    return answers_prompts(cfg) or takes_jobs(cfg) or answers_slack(cfg)
 
 
 def serves_tools(cfg: Config) -> bool:
     a2a = cfg.expose.agent.a2a
     return a2a is not None and a2a.serve_tools
-
-
-def refuse_endpoints_not_built(cfg: Config) -> None:
-    """Fail, naming the endpoint, when the configuration enables one this build cannot serve."""
-    from fisk_ai.errors import FiskError
-
-    agent = cfg.expose.agent
-    missing = [
-        (agent.slack is not None, "expose.agent.slack"),
-    ]
-    for enabled, key in missing:
-        if enabled:
-            raise FiskError(
-                f"{key} is not available in this build of fisk serve, which answers prompts "
-                f"and serves tools over a2a only; remove {key} from {cfg.source}"
-            )
 
 
 def checked_work_dir(value: str | None) -> Path | None:
@@ -312,6 +303,11 @@ async def _host_channels(
         prompts = prompts_channel(cfg, transport, resources, gates=len(application_tools.gates))
         await prompts.open()
         channels.append((prompts, prompts.options.workers))
+    if answers_slack(cfg):
+        from fisk_ai.serve.slack.hosting import take_slack
+
+        slack = await started.enter_async_context(take_slack(cfg, resources))
+        channels.append((slack, slack.options.workers))
     hosted = HostedChannels(cfg.identity, resources, channels)
     hosted.start()
     started.push_async_callback(hosted.close)
@@ -329,7 +325,8 @@ def banner(
     telemetry: bool = False,
 ) -> str:
     """The startup banner: what is served, where, and with which limits. Each row says what
-    the process started: ``tools`` is the tool server with its selection, ``telemetry``
+    the process started: ``tools`` is the tool server with its selection, Slack is listed
+    because the banner is printed only once every configured channel is open, ``telemetry``
     whether the started handle exports (a switch or variable can turn the configuration's
     export off, and a process running no agent loop starts none)."""
     from fisk_ai.serve.memory import memory_location
@@ -340,8 +337,9 @@ def banner(
         ([queue.name] if queue is not None else [])
         + (["a2a/prompts"] if prompts is not None else [])
         + (["a2a"] if tools is not None else [])
+        + (["slack"] if answers_slack(cfg) else [])
     )
-    runs = prompts is not None or queue is not None
+    runs = prompts is not None or queue is not None or answers_slack(cfg)
     top: list[tuple[str, list[str]]] = [("Endpoints", endpoints)]
     if runs:
         top.append(("Model", [cfg.llm.model]))
@@ -374,6 +372,10 @@ def banner(
         sections.append(("Answering prompts over a2a", _prompts_rows(cfg), PROMPTS_TOOL_NOTE))
     if tools is not None:
         sections.append(("Serving tools over a2a", _tools_rows(cfg, *tools), ""))
+    if cfg.expose.agent.slack is not None:
+        sections.append(
+            ("Answering in Slack", _slack_rows(cfg.expose.agent.slack), PROMPTS_TOOL_NOTE)
+        )
     width = 4 + max(
         len(label) for label, _ in [*top, *(row for _, rows, _ in sections for row in rows)]
     )
@@ -388,14 +390,16 @@ def banner(
 
 
 def knowledge_label(cfg: Config) -> str:
-    """Knowledge as the banner names it: disabled, or the lexical tier over its directory.
-    Hosting refuses what is not built (embeddings) before the banner is printed, so "enabled"
-    here always means the tools run."""
+    """Knowledge as the banner names it: disabled, or the tier it searches (lexical, or hybrid
+    with its embeddings model) over its directory. A search whose embedder does not answer
+    falls back to the lexical tier and says so in its result."""
     if not cfg.harness.knowledge.enabled:
         return "disabled"
     from fisk_ai.knowledge.access import knowledge_directory
 
-    return f"enabled, lexical ({knowledge_directory(cfg)})"
+    embeddings = cfg.harness.knowledge.embeddings
+    tier = "lexical" if embeddings is None else f"hybrid with {embeddings.model}"
+    return f"enabled, {tier} ({knowledge_directory(cfg)})"
 
 
 def sessions_label(cfg: Config) -> str:
@@ -448,6 +452,16 @@ def _prompts_rows(cfg: Config) -> list[tuple[str, list[str]]]:
         ("Requests", [task_subject(cfg.identity)]),
         ("Cancels", [f"{SUBJECT_PREFIX}.cancel.{cfg.identity}.*"]),
         ("Workers", [str(a2a.prompts.workers)]),
+    ]
+
+
+def _slack_rows(slack: SlackExposure) -> list[tuple[str, list[str]]]:
+    from fisk_ai.util.durations import format_duration
+
+    return [
+        ("Workers", [str(slack.workers)]),
+        ("Progress", ["disabled" if slack.no_progress else "enabled"]),
+        ("Answer Grace", [format_duration(slack.answer_grace)]),
     ]
 
 

@@ -82,6 +82,12 @@ def register(subcommands: Any) -> None:
 
 
 def _store(args: argparse.Namespace) -> Any:
+    if not args.config:
+        # Without a configuration the file backend is meant; not loading the configuration
+        # code keeps `fisk session ls` quick.
+        from fisk_ai.sessions import lookup_backend
+
+        return lookup_backend("file")(directory=args.state_dir)
     from fisk_ai.config import Mode, load
     from fisk_ai.serve.stores import session_store_for
 
@@ -115,7 +121,7 @@ def run_show(args: argparse.Namespace) -> int:
         from fisk_ai.tui.sessions_app import SessionsApp
 
         sys.stdout.flush()
-        SessionsApp(conversation=conversation).run()
+        SessionsApp(conversation=conversation, thinking=args.thinking).run()
         return 0
     if args.transcript:
         print("\n--- transcript ---")

@@ -28,10 +28,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     PrivateAttr,
+    ValidationError,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from fisk_ai.util.durations import DurationError, parse_duration
 
@@ -45,6 +47,7 @@ __all__ = [
     "ConfirmOverMcp",
     "ContentCapture",
     "Embeddings",
+    "EmbeddingsProvider",
     "Expose",
     "ExposedTools",
     "FileMemoryOptions",
@@ -548,15 +551,84 @@ class Memory(Block):
         return self._backend_options
 
 
-class Embeddings(Block):
-    """An OpenAI-compatible embeddings endpoint for the knowledge vector tier."""
+class EmbeddingsProvider(enum.Enum):
+    """Where the knowledge vector tier's vectors come from."""
 
-    base_url: NonBlank
-    model: NonBlank
+    OPENAI = "openai"  # an OpenAI-compatible POST <base_url>/embeddings, as upstream
+    LOCAL = "local"  # the bundled all-MiniLM-L6-v2, run in-process (opt-in, beyond upstream)
+
+
+LOCAL_EMBEDDINGS_MODEL = "all-MiniLM-L6-v2"
+_ENDPOINT_KEYS = ("base_url", "api_key_env", "timeout")
+
+
+_embeddings_provider = _choice(EmbeddingsProvider)
+
+
+class Embeddings(Block):
+    """The knowledge vector tier: an OpenAI-compatible embeddings endpoint (the default), or,
+    with ``provider: local``, all-MiniLM-L6-v2 run in-process with no endpoint keys."""
+
+    provider: Annotated[EmbeddingsProvider, BeforeValidator(_embeddings_provider)] = (
+        EmbeddingsProvider.OPENAI
+    )
+    # Required for the endpoint (checked below, reported as missing keys are); a local
+    # embedder has none.
+    base_url: NonBlank = ""
+    model: NonBlank = ""
     api_key_env: str = ""
     timeout: PositiveDuration = timedelta(seconds=30)
     query_prefix: str = ""
     document_prefix: str = ""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keys_of_the_provider(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Embeddings]
+    ) -> Embeddings:
+        if not isinstance(data, dict):
+            return handler(data)
+        try:
+            provider = _embeddings_provider(data.get("provider") or EmbeddingsProvider.OPENAI)
+        except PydanticCustomError:
+            return handler(data)  # which reports the provider by name
+        problems: list[InitErrorDetails] = []
+        if provider is not EmbeddingsProvider.LOCAL:
+            problems = [
+                InitErrorDetails(type="missing", loc=(key,), input=data)
+                for key in ("base_url", "model")
+                if data.get(key) is None
+            ]
+        else:
+            problems = [
+                InitErrorDetails(
+                    type=problem(
+                        "is a key of the embeddings endpoint, and provider: local runs the "
+                        "model in-process; remove it"
+                    ),
+                    loc=(key,),
+                    input=data[key],
+                )
+                for key in _ENDPOINT_KEYS
+                if data.get(key) is not None
+            ]
+            model = data.get("model")
+            if model is None:
+                data = {**data, "model": LOCAL_EMBEDDINGS_MODEL}
+            elif model != LOCAL_EMBEDDINGS_MODEL:
+                problems.append(
+                    InitErrorDetails(
+                        type=problem(
+                            f"is {model!r}, but provider: local runs only "
+                            f"{LOCAL_EMBEDDINGS_MODEL}; write that or leave model out"
+                        ),
+                        loc=("model",),
+                        input=model,
+                    )
+                )
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        return handler(data)
 
 
 class Knowledge(Block):

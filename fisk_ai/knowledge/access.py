@@ -17,15 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import enum
 import threading
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fisk_ai import config
-from fisk_ai.knowledge.errors import KnowledgeError
+from fisk_ai import config, telemetry
+from fisk_ai.knowledge.errors import FormatMismatch, KnowledgeError
 from fisk_ai.knowledge.query import search_query
 from fisk_ai.knowledge.search import (
+    LEXICAL_TIER,
     EnumerateAnswer,
     EnumerateStatus,
     SearchAnswer,
@@ -33,12 +36,17 @@ from fisk_ai.knowledge.search import (
 )
 
 if TYPE_CHECKING:
-    from fisk_ai.knowledge.embeddings import Embedder
+    from fisk_ai.knowledge.embeddings import TextEmbedder
+    from fisk_ai.knowledge.search import Hit
     from fisk_ai.knowledge.store import Manifest
 
 __all__ = [
     "EMBEDDINGS_NOT_BUILT",
+    "ChunkContext",
+    "IndexOverview",
+    "IndexState",
     "KnowledgeIndex",
+    "SourceState",
     "knowledge_directory",
     "open_knowledge",
     "refuse_unbuilt_keys",
@@ -61,11 +69,14 @@ def refuse_unbuilt_keys(cfg: config.Config) -> None:
 
 def wanted_manifest(settings: config.Embeddings | None, dimension: int = 0) -> Manifest | None:
     """The manifest the configuration asks for (dimension 0 when not probed)."""
+    from fisk_ai.knowledge.embeddings import manifest_model
     from fisk_ai.knowledge.store import Manifest
 
     if settings is None:
         return None
-    return Manifest(settings.model, dimension, settings.query_prefix, settings.document_prefix)
+    return Manifest(
+        manifest_model(settings), dimension, settings.query_prefix, settings.document_prefix
+    )
 
 
 def knowledge_directory(cfg: config.Config, store_dir: str | None = None) -> Path:
@@ -78,6 +89,46 @@ def knowledge_directory(cfg: config.Config, store_dir: str | None = None) -> Pat
     return directory
 
 
+class IndexState(enum.Enum):
+    """What a reader finds: no database, a database of another format (or built with other
+    embeddings), one whose files changed since they were indexed, or one in step with them."""
+
+    NOT_BUILT = "not built"
+    FORMAT_MISMATCH = "format mismatch"
+    STALE = "stale"
+    BUILT = "built"
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """One indexed document: its chunk count and, when its file no longer matches what was
+    indexed, why ("" when it does)."""
+
+    path: str
+    chunks: int
+    stale: str = ""
+
+
+@dataclass(frozen=True)
+class IndexOverview:
+    """The index as the explorer shows it; ``problem`` is the store's sentence for a state that
+    is not built, and ``tier`` the tier line a search of this index answers with."""
+
+    state: IndexState
+    problem: str
+    sources: tuple[SourceState, ...]
+    chunks: int
+    tier: str
+
+
+@dataclass(frozen=True)
+class ChunkContext:
+    """A chunk with its neighbours in document order, and how many chunks the document has."""
+
+    chunks: tuple[Hit, ...]
+    total: int
+
+
 class KnowledgeIndex:
     """The read side of one knowledge store, shared by every run of a host."""
 
@@ -87,11 +138,11 @@ class KnowledgeIndex:
         self.directory = directory
         self._reader = KnowledgeReader(directory)
         self._settings = embeddings
-        self._embedder: Embedder | None = None
+        self._embedder: TextEmbedder | None = None
         if embeddings is not None:
-            from fisk_ai.knowledge.embeddings import Embedder
+            from fisk_ai.knowledge.embeddings import open_embedder
 
-            self._embedder = Embedder(embeddings)
+            self._embedder = open_embedder(embeddings)
         self._count_lock = threading.Lock()
         self.degraded_searches = 0
 
@@ -132,13 +183,14 @@ class KnowledgeIndex:
         return self._hybrid(self._embedder, manifest, text, top_k)
 
     def _hybrid(
-        self, embedder: Embedder, manifest: Manifest, text: str, top_k: int
+        self, embedder: TextEmbedder, manifest: Manifest, text: str, top_k: int
     ) -> SearchAnswer:
         from fisk_ai.knowledge.embeddings import EmbeddingsUnavailable
         from fisk_ai.knowledge.search import degraded_tier, hybrid_tier, search
 
         try:
-            vector = embedder.embed_query(text)
+            with telemetry.current().embedding_batch(embedder.model, 1):
+                vector = embedder.embed_query(text)
         except EmbeddingsUnavailable as exc:
             with self._count_lock:
                 self.degraded_searches += 1
@@ -175,6 +227,64 @@ class KnowledgeIndex:
 
     async def enumerate(self, text: str) -> EnumerateAnswer:
         return await asyncio.to_thread(self._enumerate, text)
+
+    def _overview(self) -> IndexOverview:
+        from fisk_ai.knowledge.indexing import changed_on_disk
+        from fisk_ai.knowledge.search import hybrid_tier
+        from fisk_ai.knowledge.store import stored_documents
+
+        directory = self._reader.paths.directory
+        try:
+            if not self._open():
+                return IndexOverview(
+                    IndexState.NOT_BUILT,
+                    f"no knowledge index is built at {directory}; build it with "
+                    "fisk knowledge index",
+                    (),
+                    0,
+                    "",
+                )
+            manifest = self._manifest() if self._settings is not None else None
+        except FormatMismatch as exc:
+            return IndexOverview(IndexState.FORMAT_MISMATCH, str(exc), (), 0, "")
+        with self._reader.use() as connection:
+            stored = stored_documents(connection)
+        documents = [stored[path] for path in sorted(stored)]
+        states = tuple(
+            SourceState(document.path, document.chunks, changed_on_disk(document))
+            for document in documents
+        )
+        stale = sum(1 for source in states if source.stale)
+        tier = LEXICAL_TIER if manifest is None else hybrid_tier(manifest.model, manifest.dimension)
+        return IndexOverview(
+            IndexState.STALE if stale else IndexState.BUILT,
+            f"{stale} of {len(states)} documents changed since they were indexed; "
+            "fisk knowledge index brings them in"
+            if stale
+            else "",
+            states,
+            sum(document.chunks for document in documents),
+            tier,
+        )
+
+    async def overview(self) -> IndexOverview:
+        """The index's state, its documents with their chunk counts (each checked against its
+        file) and the tier a search answers from."""
+        return await asyncio.to_thread(self._overview)
+
+    def _context(self, path: str, ordinal: int, radius: int) -> ChunkContext | None:
+        from fisk_ai.knowledge.search import chunks_around
+
+        if not self._open():
+            return None
+        with self._reader.use() as connection:
+            found = chunks_around(connection, path, ordinal, radius)
+        return None if found is None else ChunkContext(*found)
+
+    async def context(self, path: str, ordinal: int, radius: int) -> ChunkContext | None:
+        """The chunk at ``path#ordinal`` with ``radius`` neighbours each side; None when the
+        index holds no such chunk."""
+        return await asyncio.to_thread(self._context, path, ordinal, radius)
 
     def close(self) -> None:
         self._reader.close()

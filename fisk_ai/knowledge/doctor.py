@@ -1,8 +1,11 @@
 """`fisk knowledge doctor`: what is true of a knowledge store, check by check.
 
 Each check passes, fails, or did not run; a check that did not run is never reported as
-passing. Only a fatal failure (no FTS5, a database of another format, indexes that drifted from
-their chunks) makes the command fail.
+passing. Only a fatal failure makes the command fail: no FTS5, a database of another format or
+built with other embeddings (another model, prefix or dimension than the configuration's: every
+search would be refused), or indexes that drifted from their chunks. An embedder that does not
+answer fails its check without failing the command, because searches then degrade to the
+lexical tier rather than stop.
 """
 
 from __future__ import annotations
@@ -12,8 +15,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from fisk_ai.knowledge import FORMAT_VERSION
 from fisk_ai.knowledge.errors import FormatMismatch, KnowledgeError, KnowledgeLocked
+
+if TYPE_CHECKING:
+    from fisk_ai import config
 
 __all__ = ["Check", "CheckState", "diagnose"]
 
@@ -64,7 +72,7 @@ def _store_checks(directory: Path) -> list[Check]:
             checks.append(Check(name, CheckState.NOT_RUN, "no index is built"))
         return checks
     checks.append(Check("Store present", CheckState.PASSED, str(reader.paths.database)))
-    checks.append(Check("Format", CheckState.PASSED, "format version 2"))
+    checks.append(Check("Format", CheckState.PASSED, f"format version {FORMAT_VERSION}"))
     with reader.use() as connection:
         mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0])
     reader.close()
@@ -101,8 +109,72 @@ def _store_checks(directory: Path) -> list[Check]:
     return checks
 
 
-def diagnose(directory: Path, paths: Sequence[str], *, embeddings: bool) -> list[Check]:
-    """Every check of the store in ``directory`` whose corpus is ``paths``."""
+_REACHABLE = "Embeddings reachable"
+_MANIFEST = "Manifest matches model"
+
+
+def _embedder_check(settings: config.Embeddings) -> tuple[Check, int]:
+    """Whether the configured embedder answers, and the dimension it answered with (0 when it
+    did not)."""
+    from fisk_ai.knowledge.embeddings import open_embedder
+
+    embedder = open_embedder(settings)
+    try:
+        dimension = embedder.probe()
+    except KnowledgeError as exc:
+        # Unreachable, a refused request, or the local embedder's packages missing.
+        return Check(_REACHABLE, CheckState.FAILED, str(exc)), 0
+    finally:
+        embedder.close()
+    detail = f"{embedder.source} answered with {dimension} dimensions"
+    return Check(_REACHABLE, CheckState.PASSED, detail), dimension
+
+
+def _manifest_check(directory: Path, settings: config.Embeddings, dimension: int) -> Check:
+    """The index's manifest against the configured model and prefixes, and against the
+    dimension the embedder answered with when it answered."""
+    from fisk_ai.knowledge.access import wanted_manifest
+    from fisk_ai.knowledge.store import KnowledgeReader, check_manifest
+
+    reader = KnowledgeReader(directory)
+    try:
+        try:
+            built = reader.open()
+        except KnowledgeError:
+            return Check(_MANIFEST, CheckState.NOT_RUN, "the index cannot be opened")
+        if not built:
+            return Check(_MANIFEST, CheckState.NOT_RUN, "no index is built")
+        with reader.use() as connection:
+            manifest = check_manifest(
+                connection,
+                reader.paths.database,
+                wanted_manifest(settings, dimension),
+                writing=False,
+            )
+    except FormatMismatch as exc:
+        return Check(_MANIFEST, CheckState.FAILED, str(exc), fatal=True)
+    finally:
+        reader.close()
+    if manifest is None:
+        return Check(_MANIFEST, CheckState.NOT_RUN, "the index holds no chunks, so no vectors yet")
+    detail = f"model={manifest.model} dim={manifest.dimension}"
+    if not dimension:
+        detail += "; the dimension was not compared, since the embedder did not answer"
+    return Check(_MANIFEST, CheckState.PASSED, detail)
+
+
+def _embeddings_checks(directory: Path, settings: config.Embeddings | None) -> list[Check]:
+    if settings is None:
+        return [Check("Embeddings", CheckState.PASSED, "not configured (lexical-only)")]
+    reachable, dimension = _embedder_check(settings)
+    return [reachable, _manifest_check(directory, settings, dimension)]
+
+
+def diagnose(
+    directory: Path, paths: Sequence[str], *, embeddings: config.Embeddings | None
+) -> list[Check]:
+    """Every check of the store in ``directory`` whose corpus is ``paths``, with the vector
+    tier ``embeddings`` configures (None: lexical-only)."""
     checks = [_fts5_check()]
     checks += _store_checks(directory)
     if not paths:
@@ -116,13 +188,4 @@ def diagnose(directory: Path, paths: Sequence[str], *, embeddings: bool) -> list
                 "found" if exists else "does not exist",
             )
         )
-    checks.append(
-        Check(
-            "Embeddings",
-            CheckState.FAILED if embeddings else CheckState.PASSED,
-            "configured, but not built yet in this fisk-ai"
-            if embeddings
-            else "not configured (lexical-only)",
-        )
-    )
-    return checks
+    return checks + _embeddings_checks(directory, embeddings)

@@ -1,4 +1,7 @@
-"""The vector tier's client: an OpenAI-compatible ``POST <base_url>/embeddings`` endpoint.
+"""The vector tier's embedders: an OpenAI-compatible ``POST <base_url>/embeddings`` endpoint
+(``Embedder``, the default, as upstream) or, with ``provider: local``, all-MiniLM-L6-v2 run
+in-process (``fisk_ai.knowledge.local_embedder``, imported only when chosen). ``open_embedder``
+picks one from the configuration; indexing and search use either through ``TextEmbedder``.
 
 Requests carry ``{"input": [...], "model": m}`` and, when ``api_key_env`` names a variable, a
 bearer token read from it. Inputs go in batches of 64; a failed batch is halved, recursively,
@@ -24,10 +27,11 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from fisk_ai.knowledge.errors import KnowledgeError
+from fisk_ai.util.redact import redact_url
 
 if TYPE_CHECKING:
     import urllib.request
@@ -39,8 +43,12 @@ __all__ = [
     "PROBE_INPUT",
     "Embedder",
     "EmbeddingsUnavailable",
+    "TextEmbedder",
     "check_embeddings",
     "document_input",
+    "manifest_model",
+    "open_embedder",
+    "query_input",
 ]
 
 BATCH_SIZE = 64
@@ -70,10 +78,59 @@ def _loopback(host: str) -> bool:
         return False
 
 
+class TextEmbedder(Protocol):
+    """What indexing and search need of an embedder, endpoint or local."""
+
+    # What the manifest records, so another embedder's vectors are refused rather than mixed.
+    model: str
+    # Who answers, for a sentence: "the embeddings endpoint <url>" or "the local embedder ...".
+    source: str
+    query_prefix: str
+    document_prefix: str
+
+    def probe(self) -> int: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def close(self) -> None: ...
+
+
+def _local(settings: config.Embeddings) -> bool:
+    from fisk_ai import config
+
+    return settings.provider is config.EmbeddingsProvider.LOCAL
+
+
+def open_embedder(settings: config.Embeddings) -> TextEmbedder:
+    """The embedder ``settings`` asks for; nothing is loaded or contacted until it embeds."""
+    if _local(settings):
+        from fisk_ai.knowledge.local_embedder import LocalEmbedder
+
+        return LocalEmbedder(settings)
+    return Embedder(settings)
+
+
+def manifest_model(settings: config.Embeddings) -> str:
+    """The model name an index built with ``settings`` records in its manifest."""
+    if _local(settings):
+        from fisk_ai.knowledge.local_embedder import MANIFEST_MODEL
+
+        return MANIFEST_MODEL
+    return settings.model
+
+
 def check_embeddings(settings: config.Embeddings) -> None:
     """Refuse an embeddings block that cannot work, naming the key: a base_url that is not
     http(s), plain http to anything but loopback (the chunks would cross the network in clear),
-    or an api_key_env naming an unset variable."""
+    or an api_key_env naming an unset variable; for the local embedder, a package it needs that
+    is not installed."""
+    if _local(settings):
+        from fisk_ai.knowledge.local_embedder import check_installed
+
+        check_installed()
+        return
     parts = urlsplit(settings.base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise KnowledgeError(
@@ -98,6 +155,11 @@ def document_input(document_prefix: str, heading_path: str, body: str) -> str:
     prefix = document_prefix.replace("{title}", heading_path or "none")
     text = f"{heading_path}\n\n{body}" if heading_path else body
     return _clip(prefix + text, MAX_INPUT_BYTES)
+
+
+def query_input(query_prefix: str, text: str) -> str:
+    """What a search question is embedded as: the query prefix, then the question."""
+    return _clip(query_prefix + text, MAX_QUERY_BYTES)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -130,6 +192,7 @@ class Embedder:
     def __init__(self, settings: config.Embeddings) -> None:
         self.base_url = settings.base_url.rstrip("/")
         self.model = settings.model
+        self.source = f"the embeddings endpoint {redact_url(self.base_url)}"
         self.query_prefix = settings.query_prefix
         self.document_prefix = settings.document_prefix
         self.timeout = settings.timeout.total_seconds()
@@ -151,7 +214,7 @@ class Embedder:
         return len(self.embed([PROBE_INPUT])[0])
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed([_clip(self.query_prefix + text, MAX_QUERY_BYTES)])[0]
+        return self.embed([query_input(self.query_prefix, text)])[0]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One normalized vector per text, in order; EmbeddingsUnavailable when any batch

@@ -17,18 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fisk_ai import telemetry
 from fisk_ai.knowledge.chunking import chunk_text
 from fisk_ai.knowledge.errors import KnowledgeError
 from fisk_ai.knowledge.store import KnowledgeWriter, NewChunk, StoredDocument
 
 if TYPE_CHECKING:
-    from fisk_ai.knowledge.embeddings import Embedder
+    from fisk_ai.knowledge.embeddings import TextEmbedder
 
 __all__ = [
     "INDEXED_SUFFIXES",
     "MAX_FILE_BYTES",
     "IndexReport",
     "Progress",
+    "changed_on_disk",
     "eligible_in_root",
     "index_files",
     "vector_embed",
@@ -101,18 +103,19 @@ def eligible_in_root(path: Path, root: Path, store_directory: Path) -> bool:
     return _eligible(path)
 
 
-def vector_embed(embedder: Embedder) -> Embed:
-    """The ``embed`` of ``index_files`` for an embeddings endpoint: each chunk as the document
-    prefix, its heading and its body; batches of 64, halved on failure."""
+def vector_embed(embedder: TextEmbedder) -> Embed:
+    """The ``embed`` of ``index_files`` for the configured embedder (endpoint or local): each
+    chunk as the document prefix, its heading and its body."""
     from fisk_ai.knowledge.embeddings import document_input
 
     def embed(chunks: Sequence[NewChunk]) -> list[list[float]]:
-        return embedder.embed(
-            [
-                document_input(embedder.document_prefix, chunk.heading_path, chunk.body)
-                for chunk in chunks
-            ]
-        )
+        with telemetry.current().embedding_batch(embedder.model, len(chunks)):
+            return embedder.embed(
+                [
+                    document_input(embedder.document_prefix, chunk.heading_path, chunk.body)
+                    for chunk in chunks
+                ]
+            )
 
     return embed
 
@@ -161,6 +164,22 @@ def _read(path: Path) -> tuple[str, str, int] | None:
     except UnicodeDecodeError:
         return None
     return text, hashlib.sha256(data).hexdigest(), mtime
+
+
+def changed_on_disk(document: StoredDocument) -> str:
+    """Why the file behind an indexed document no longer matches it, as a few words ("changed
+    since indexed", "gone"), or "" when it still does. The path resolves against the working
+    directory, as the walk that indexed it did; an unchanged mtime spares reading the file."""
+    path = Path(document.path)
+    try:
+        if path.stat().st_mtime_ns == document.mtime:
+            return ""
+    except OSError:
+        return "gone"
+    read = _read(path)
+    if read is None:
+        return "gone"
+    return "" if read[1] == document.hash else "changed since indexed"
 
 
 def index_files(

@@ -22,6 +22,7 @@ from fisk_ai.knowledge.errors import QueryError
 __all__ = [
     "MAX_SEARCH_TERMS",
     "MIN_TERM_CHARACTERS",
+    "WORD",
     "EnumerateQuery",
     "Scope",
     "SearchQuery",
@@ -32,7 +33,8 @@ __all__ = [
 
 MAX_SEARCH_TERMS = 40
 MIN_TERM_CHARACTERS = 2
-_WORD = re.compile(r"[^\W_]+")
+# A word as the unicode61 tokenizer cuts one: a run of letters and digits.
+WORD = re.compile(r"[^\W_]+")
 _OPERATORS = frozenset({"OR", "AND", "NOT", "NEAR"})
 _TOKEN = re.compile(r'(-?)((?:heading|body):)?("([^"]*)"?|\S+)')
 
@@ -54,7 +56,7 @@ class SearchQuery:
 def search_query(text: str) -> SearchQuery:
     terms: list[str] = []
     dropped: list[str] = []
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         if len(word) < MIN_TERM_CHARACTERS:
             dropped.append(word)
         elif word.lower() not in (term.lower() for term in terms):
@@ -147,7 +149,7 @@ def parse_enumerate(query: str) -> EnumerateQuery:
         minus, scope_prefix, token, phrase_text = match.groups()
         phrase = phrase_text is not None
         text = phrase_text if phrase else token
-        words = tuple(_WORD.findall(text))
+        words = tuple(WORD.findall(text))
         scope = Scope(scope_prefix.rstrip(":")) if scope_prefix else Scope.ANY
         if not phrase and len(words) == 1 and len(words[0]) < MIN_TERM_CHARACTERS:
             words = ()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from fisk_ai.knowledge.errors import KnowledgeError
 from fisk_ai.knowledge.query import (
+    WORD,
     EnumerateQuery,
     Scope,
     SearchQuery,
@@ -38,11 +39,13 @@ __all__ = [
     "Source",
     "TermReport",
     "chunk_at",
+    "chunks_around",
     "citation",
     "counts",
     "degraded_tier",
     "enumerate_documents",
     "hybrid_tier",
+    "matched_spans",
     "parse_citation",
     "search",
     "sources",
@@ -226,6 +229,37 @@ def chunk_at(connection: sqlite3.Connection, path: str, ordinal: int) -> tuple[H
     if row is None:
         return None
     return Hit(path, ordinal, str(row[0] or ""), str(row[1]), 0.0), int(row[2])
+
+
+def chunks_around(
+    connection: sqlite3.Connection, path: str, ordinal: int, radius: int
+) -> tuple[tuple[Hit, ...], int] | None:
+    """The chunk a citation names with up to ``radius`` chunks of the same document on each
+    side, in document order, and how many chunks the document has; None when the citation
+    names no chunk."""
+    found = chunk_at(connection, path, ordinal)
+    if found is None:
+        return None
+    rows = connection.execute(
+        "SELECT c.ordinal, c.heading_path, c.body FROM documents d "
+        "JOIN chunks c ON c.document_id = d.id "
+        "WHERE d.path = ? AND c.ordinal BETWEEN ? AND ? ORDER BY c.ordinal",
+        (path, ordinal - radius, ordinal + radius),
+    ).fetchall()
+    hits = tuple(Hit(path, int(row[0]), str(row[1] or ""), str(row[2]), 0.0) for row in rows)
+    return hits, found[1]
+
+
+def matched_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the stemmed index would match any of ``terms`` in ``text``: the start and end of
+    each word whose porter stem is a term's, in order."""
+    words = [(match.start(), match.end(), match.group().lower()) for match in WORD.finditer(text)]
+    if not words or not terms:
+        return []
+    distinct = sorted({word for _, _, word in words} | {term.lower() for term in terms})
+    stem_of = dict(zip(distinct, _stems(distinct), strict=True))
+    wanted = {stem_of[term.lower()] for term in terms} - {""}
+    return [(start, end) for start, end, word in words if stem_of[word] in wanted]
 
 
 @dataclass(frozen=True)

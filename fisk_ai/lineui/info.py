@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from fisk_ai.tools.base import Confirmable
 from fisk_ai.tools.mcp.importing import McpTool
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from fisk_ai.agent.application import ApplicationTools
-    from fisk_ai.config import Config
+    from fisk_ai.config import Config, Embeddings
+    from fisk_ai.knowledge.store import Manifest
     from fisk_ai.serve.remote import RemoteImport
     from fisk_ai.tools.mcp.sessions import ServerReport
     from fisk_ai.tools.toolset import ToolSet
@@ -449,10 +450,11 @@ async def knowledge_section(cfg: Config) -> Section | None:
     if not knowledge.enabled:
         return None
     directory = knowledge_directory(cfg)
+    state, manifest = await asyncio.to_thread(_knowledge_index_state, directory)
     fields = [
         Field("Directory", str(directory)),
         Field("Paths", ", ".join(knowledge.paths) or "(none)"),
-        Field("Index", await asyncio.to_thread(_knowledge_index_state, directory)),
+        Field("Index", state),
         Field(
             "Tier",
             "lexical (FTS5)" if knowledge.embeddings is None else "hybrid (FTS5 + vectors, RRF)",
@@ -460,29 +462,59 @@ async def knowledge_section(cfg: Config) -> Section | None:
         Field("Results", f"top {knowledge.top_k}, at most {knowledge.max_injected_tokens} tokens"),
     ]
     if knowledge.embeddings is not None:
-        embeddings = knowledge.embeddings
-        fields.append(Field("Embeddings", f"{embeddings.model} at {embeddings.base_url}"))
+        fields.append(Field("Embeddings", _embedder_label(knowledge.embeddings)))
+    # Shown for a built index with vectors, or one the configuration expects vectors in.
+    if manifest is not False and (manifest is not None or knowledge.embeddings is not None):
+        fields.append(Field("Manifest", _manifest_label(manifest, knowledge.embeddings)))
     return Section("Knowledge", tuple(fields))
 
 
-def _knowledge_index_state(directory: Path) -> str:
+def _embedder_label(settings: Embeddings) -> str:
+    from fisk_ai.config import EmbeddingsProvider
+    from fisk_ai.util.redact import redact_url
+
+    if settings.provider is EmbeddingsProvider.LOCAL:
+        return f"{settings.model}, in-process (provider: local)"
+    return f"{settings.model} at {redact_url(settings.base_url)}"
+
+
+def _manifest_label(manifest: Manifest | None, settings: Embeddings | None) -> str:
+    """What the built index's vectors were made with, and whether that is what the
+    configuration asks for (a search of a mismatched index is refused)."""
+    from fisk_ai.knowledge.embeddings import manifest_model
+
+    if manifest is None:
+        return "none: indexed lexical-only"
+    held = f"model={manifest.model} dim={manifest.dimension}"
+    if settings is not None and manifest_model(settings) != manifest.model:
+        return (
+            f"{held}, not the configured {manifest_model(settings)}; rebuild with "
+            "fisk knowledge index --reindex"
+        )
+    return held
+
+
+def _knowledge_index_state(directory: Path) -> tuple[str, Manifest | Literal[False] | None]:
+    """The index's state line and its embeddings manifest (None for a lexical index, False
+    when no index could be read)."""
     from fisk_ai.knowledge import KnowledgeError
     from fisk_ai.knowledge.search import counts
-    from fisk_ai.knowledge.store import KnowledgeReader, database_error
+    from fisk_ai.knowledge.store import KnowledgeReader, database_error, read_manifest
 
     reader = KnowledgeReader(directory)
     try:
         if not reader.open():
-            return "not built (fisk knowledge index builds it)"
+            return "not built (fisk knowledge index builds it)", False
         with reader.use() as connection:
             held = counts(connection)
+            manifest = read_manifest(connection)
     except KnowledgeError as exc:
-        return f"unusable: {exc}"
+        return f"unusable: {exc}", False
     except database_error() as exc:
-        return f"unreadable ({exc})"
+        return f"unreadable ({exc})", False
     finally:
         reader.close()
-    return f"built, {held.documents} documents, {held.chunks} chunks"
+    return f"built, {held.documents} documents, {held.chunks} chunks", manifest
 
 
 def with_section(report: InfoReport, section: Section | None) -> InfoReport:

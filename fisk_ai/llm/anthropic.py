@@ -12,6 +12,7 @@ carried, and tool input keeps the object the model wrote.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import threading
@@ -31,6 +32,7 @@ from fisk_ai.llm.registry import (
     ProviderUnavailable,
     ProviderUnreachable,
 )
+from fisk_ai.llm.retries import RetryNotice, report_retry
 from fisk_ai.llm.types import (
     Capabilities,
     ContentBlock,
@@ -56,6 +58,7 @@ from fisk_ai.util.sanitize import single_line
 if TYPE_CHECKING:
     import httpx2
     from anthropic import APIError, AsyncAnthropic
+    from anthropic._models import FinalRequestOptions
 
 NAME = "anthropic"
 
@@ -492,7 +495,7 @@ class AnthropicProvider:
             http_client = anthropic.DefaultAsyncHttpxClient(
                 event_hooks={"request": [self._dump_request], "response": [self._dump_response]}
             )
-        self._client = anthropic.AsyncAnthropic(
+        self._client = _retry_reporting_client_class()(
             api_key=self._api_key,
             base_url=self._base_url,
             max_retries=self._max_retries,
@@ -594,6 +597,42 @@ class AnthropicProvider:
                 handle.close()
         self._http_debug = None
         self._trace = None
+
+
+@functools.cache
+def _retry_reporting_client_class() -> type[AsyncAnthropic]:
+    """``AsyncAnthropic`` telling ``fisk_ai.llm.retries`` about each retry before it waits.
+
+    The SDK retries inside its own request loop and offers no hook for it (its middleware runs
+    per attempt, before the wait is chosen), so the one method that chooses the wait and sleeps
+    is replaced by one that also reports the attempt and the wait. It is built on first use,
+    since the SDK is imported only then.
+    """
+    import anthropic
+    import anyio
+
+    class RetryReportingAnthropic(anthropic.AsyncAnthropic):
+        async def _sleep_for_retry(
+            self,
+            *,
+            retries_taken: int,
+            max_retries: int,
+            options: FinalRequestOptions,
+            response: httpx2.Response | None,
+        ) -> None:
+            headers = response.headers if response is not None else None
+            wait = self._calculate_retry_timeout(max_retries - retries_taken, options, headers)
+            report_retry(
+                RetryNotice(
+                    attempt=retries_taken + 2,
+                    attempts=max_retries + 1,
+                    wait_seconds=wait,
+                    status=response.status_code if response is not None else 0,
+                )
+            )
+            await anyio.sleep(wait)
+
+    return RetryReportingAnthropic
 
 
 def _now() -> str:

@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.config import ConfirmOverMcp
+from fisk_ai.telemetry import DISABLED, ErrorClass, Telemetry
 from fisk_ai.tools.base import (
     AsksOperator,
     BehaviorDescriber,
@@ -73,6 +74,7 @@ APPROVE_SCHEMA: dict[str, Any] = {
     },
     "required": [APPROVE_KEY],
 }
+SERVED_CALL_FAILED = ErrorClass("tool_error")
 _SERVABLE_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
 
 
@@ -185,6 +187,8 @@ class ToolCalls:
     tools: Sequence[Tool]
     options: ServeOptions
     log: Callable[[str], None] = lambda _: None
+    telemetry: Telemetry = DISABLED
+    """Each served call is a server span of its own trace."""
     _by_name: dict[str, Tool] = field(init=False)
     _slots: asyncio.Semaphore = field(init=False)
 
@@ -210,6 +214,17 @@ class ToolCalls:
         ]
 
     async def call(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        import mcp_types
+
+        with self.telemetry.mcp_tool_call(params.name, served=True) as span:
+            result = await self._call(ctx, params)
+            if isinstance(result, mcp_types.CallToolResult) and result.is_error:
+                span.fail(SERVED_CALL_FAILED)
+            return result
+
+    async def _call(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         tool = self._by_name.get(params.name)

@@ -38,7 +38,7 @@ class ApprovalScreen(QuestionModal[ApprovalQuestion, ApprovalChoice]):
         width: 80%; max-width: 100; height: auto;
         border: thick $warning; background: $surface; padding: 1 2;
     }
-    ApprovalScreen #approval-command { color: ansi_bright_cyan; margin: 1 0; }
+    ApprovalScreen #approval-command { color: $text-primary; margin: 1 0; }
     ApprovalScreen #approval-tag { color: $text-muted; }
     ApprovalScreen Horizontal { height: auto; margin-top: 1; }
     ApprovalScreen Button { margin-right: 2; }

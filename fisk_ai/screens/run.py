@@ -4,8 +4,9 @@ conversation. Every full-screen run is a chat: the bar opens whenever a turn end
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, assert_never
 
@@ -16,12 +17,14 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from fisk_ai.agent.events import (
     Event,
     PromptEvent,
     StatusEvent,
+    StatusPhase,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
@@ -30,7 +33,6 @@ from fisk_ai.agent.events import (
     WarningKind,
 )
 from fisk_ai.agent.outcome import Completed, RunResult, resumable
-from fisk_ai.agent.replay import conversation_events
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Usage
 from fisk_ai.presentation import resume_hint
@@ -53,7 +55,14 @@ from fisk_ai.tools.questions import (
     SelectQuestion,
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
-from fisk_ai.tui.status import Counters, RunState, StatusLine, can_move, state_after_turn
+from fisk_ai.tui.status import (
+    Counters,
+    RetryWait,
+    RunState,
+    StatusLine,
+    can_move,
+    state_after_turn,
+)
 from fisk_ai.tui.transcript import Transcript, plural
 from fisk_ai.tui.widgets.chat_input import ChatInput
 from fisk_ai.tui.widgets.search_input import SearchInput
@@ -98,20 +107,31 @@ class RunSetup:
     warnings: tuple[str, ...] = ()
     tool_output: bool = False
     """--tool-output: command output starts expanded rather than folded."""
+    thinking: bool = False
+    """--thinking: the model's reasoning is shown; otherwise it is folded away until ``z``."""
     resume_flags: str = ""
     """The flags that reach a remote agent again, for the resume hint."""
+    telemetry: str = ""
+    """The startup card's telemetry row: ``off``, ``off (--no-telemetry)``, ``on, to URL``;
+    no row when empty."""
+    phase: str = ""
+    """What startup is doing while the agent is being hosted; empty once it is hosted, and
+    the first turn waits for that."""
 
 
 STARTUP_WIDTH = 36
 """The width of the startup card's values, in characters."""
 STARTUP_WARNINGS_SHOWN = 3
 STARTUP_WAITING = "starting: waiting for first response"
+SPINNER = "|/-\\"
+"""The startup card's spinner, one frame per tick of ``SPINNER_SECONDS``."""
+SPINNER_SECONDS = 0.125
 
 
-def startup_text(setup: RunSetup, directory: str | None = None) -> str:
+def startup_text(setup: RunSetup, directory: str | None = None, spinner: int | None = None) -> str:
     """The card shown until the first response: who is starting, on what, with which tools,
-    and what went wrong on the way. It holds no clock or spinner, so it draws the same every
-    time."""
+    and what went wrong on the way; the last line says what startup is doing, after frame
+    ``spinner`` of the spinner (none when None)."""
     home = str(Path.home())
     if directory is None:
         directory = str(Path.cwd())
@@ -119,6 +139,8 @@ def startup_text(setup: RunSetup, directory: str | None = None) -> str:
             directory = "~" + directory[len(home) :]
     gated = sum(1 for tool in setup.tools if tool.gated)
     tools = plural(len(setup.tools), "tool") + (f", {gated} gated" if gated else "")
+    if setup.phase and not setup.tools:
+        tools = "-"  # not loaded yet
     rows = [
         f"version  {single_line(setup.version, STARTUP_WIDTH) or '-'}",
         f"agent    {single_line(setup.identity, STARTUP_WIDTH) or '-'}",
@@ -126,6 +148,8 @@ def startup_text(setup: RunSetup, directory: str | None = None) -> str:
         f"tools    {tools}",
         f"dir      {_left_elided(directory, STARTUP_WIDTH)}",
     ]
+    if setup.telemetry:
+        rows.append(f"telemetry {single_line(setup.telemetry, STARTUP_WIDTH - 1)}")
     if setup.warnings:
         rows += ["", plural(len(setup.warnings), "warning")]
         rows += [
@@ -135,7 +159,10 @@ def startup_text(setup: RunSetup, directory: str | None = None) -> str:
         hidden = len(setup.warnings) - STARTUP_WARNINGS_SHOWN
         if hidden > 0:
             rows.append(f"  and {hidden} more in the transcript")
-    rows += ["", STARTUP_WAITING]
+    doing = f"starting: {setup.phase}" if setup.phase else STARTUP_WAITING
+    if spinner is not None:
+        doing = f"{SPINNER[spinner % len(SPINNER)]} {doing}"
+    rows += ["", doing]
     return "\n".join(rows)
 
 
@@ -188,6 +215,7 @@ class RunScreen(Screen[None]):
         Binding("f2", "toggle_panel", "Side panel"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("f3", "sessions", "Sessions"),
+        Binding("f4", "knowledge", "Knowledge"),
     ]
 
     # The watchers draw widgets, so none runs before they exist: the first draw is compose's.
@@ -204,6 +232,8 @@ class RunScreen(Screen[None]):
     """The tool running now, for the status bar; empty between tools."""
     activity_seconds: var[int] = var(0, init=False)
     """How long ``activity`` has run, in the screen's one-second ticks."""
+    retry_wait: var[RetryWait | None] = var(None, init=False)
+    """The model call waits to be retried (429, 529); counted down in the status bar."""
     queued: var[bool] = var(False, init=False)
     """Whether Enter was pressed in the chat bar during a turn: what the bar holds when the
     turn ends is sent then. The text stays in the bar, editable, until it goes."""
@@ -250,20 +280,33 @@ class RunScreen(Screen[None]):
         self.abandoned: list[str] = []
         """Conversations /clear walked away from, to be named again on exit."""
         self.warned: set[str] = set()
+        self.ticks = 0
+        """The screen's one-second ticks so far: what tool calls are timed with."""
+        self.call_ticks: dict[str, int] = {}
+        """The tick each running tool call started at, by call id."""
         """The once-per-conversation warnings already shown in this conversation."""
+        self.spinner_timer: Timer | None = None
+        """Turns the startup card's spinner while the agent is being hosted and until the card
+        goes; None for a run that started hosted, whose card draws the same every time."""
+        self.spinner_frame = 0
 
     def compose(self) -> ComposeResult:
         yield Static(header_text(self.setup, ""), markup=False, id="header")
         with Horizontal(id="body"):
             yield TranscriptView(
-                Transcript(output_folded=not self.setup.tool_output), id="transcript"
+                Transcript(
+                    output_folded=not self.setup.tool_output,
+                    thinking_folded=not self.setup.thinking,
+                ),
+                id="transcript",
             )
             yield SidePanel(self.setup, id="side-panel").data_bind(
                 RunScreen.counters, RunScreen.standing_approvals
             )
         yield Static(NEW_OUTPUT_BELOW, markup=False, id="below")
         yield SearchInput(id="search")
-        card = Static(startup_text(self.setup), markup=False, id="startup")
+        spinner = 0 if self.setup.phase else None
+        card = Static(startup_text(self.setup, spinner=spinner), markup=False, id="startup")
         card.border_title = "fisk-ai"
         yield card
         yield ChatInput(id="chat")
@@ -292,6 +335,7 @@ class RunScreen(Screen[None]):
             activity=activity,
             elapsed=self.activity_seconds,
             help_key="F1" if isinstance(self.focused, ChatInput | SearchInput) else "?",
+            retry=self.retry_wait if activity else None,
         )
 
     def on_mount(self) -> None:
@@ -302,6 +346,54 @@ class RunScreen(Screen[None]):
         self.ticker = self.set_interval(1, self._tick)
         self.query_one("#search").display = False
         self._redraw_bars()
+        if self.setup.phase:
+            self._show_startup_phase()
+        else:
+            self._start_run()
+
+    @property
+    def starting(self) -> bool:
+        """Whether the agent is still being hosted: the first turn waits for ``hosted``."""
+        return bool(self.setup.phase)
+
+    def startup_phase(self, phase: str) -> None:
+        """What startup is doing now, for the card and the status bar."""
+        self.setup = replace(self.setup, phase=phase)
+        self._show_startup_phase()
+
+    def hosted(self, setup: RunSetup) -> None:
+        """The agent is up: show what it is and start the first turn. What was typed meanwhile
+        stays in the chat bar, and is sent when that turn ends if Enter queued it."""
+        self.setup = replace(setup, phase="")
+        self.side_panel.setup = self.setup
+        # The side panel and the bars redraw from the setup whenever the counters move.
+        self.mutate_reactive(RunScreen.counters)
+        self._draw_startup_card()
+        self._start_run()
+
+    def _show_startup_phase(self) -> None:
+        # The chat bar takes type-ahead as during a turn: Enter queues it for the first turn.
+        self.turn_running = True
+        self.activity_seconds = 0
+        self.activity = self.setup.phase
+        self._draw_startup_card()
+        if self.spinner_timer is None:
+            self.spinner_timer = self.set_interval(SPINNER_SECONDS, self._spin)
+
+    def _spin(self) -> None:
+        card = self.query_one("#startup", Static)
+        if not card.display:
+            if self.spinner_timer is not None:
+                self.spinner_timer.stop()
+            return
+        self.spinner_frame += 1
+        self._draw_startup_card()
+
+    def _draw_startup_card(self) -> None:
+        spinner = self.spinner_frame if self.spinner_timer is not None else None
+        self.query_one("#startup", Static).update(startup_text(self.setup, spinner=spinner))
+
+    def _start_run(self) -> None:
         setup = self.setup
         for warning in setup.warnings:
             self.view.add_meta(warning)
@@ -326,13 +418,19 @@ class RunScreen(Screen[None]):
 
     def _tick(self) -> None:
         """Once a second: the running tool's elapsed time moves."""
+        self.ticks += 1
         if self.activity:
             self.activity_seconds += 1
+        if self.retry_wait is not None:
+            self.retry_wait = self.retry_wait.ticked()
 
     def watch_activity(self) -> None:
         self._redraw_bars()
 
     def watch_activity_seconds(self) -> None:
+        self._redraw_bars()
+
+    def watch_retry_wait(self) -> None:
         self._redraw_bars()
 
     def on_resize(self) -> None:
@@ -426,6 +524,10 @@ class RunScreen(Screen[None]):
         events: list[Event] = []
         grants = frozenset[str]()
         if conversation is not None:
+            # Imported here: it brings in the session stores, which the first frame can do
+            # without.
+            from fisk_ai.agent.replay import conversation_events
+
             grants = conversation.standing_grants
             events = conversation_events(conversation, self.bridge.tools)
         elif self.bridge.store is None:
@@ -474,6 +576,7 @@ class RunScreen(Screen[None]):
     def _turn_over(self) -> None:
         self._hide_startup()
         self.activity = ""
+        self.retry_wait = None
         if self.stop_requested:
             # "press ^C again to leave" is over once the turn has stopped.
             self.app.clear_notifications()
@@ -488,7 +591,9 @@ class RunScreen(Screen[None]):
         self.query_one("#startup").display = False
 
     def on_key(self) -> None:
-        self._hide_startup()
+        # While the agent is being hosted the card is the only sign of progress, so it stays.
+        if not self.starting:
+            self._hide_startup()
 
     def on_event_arrived(self, message: EventArrived) -> None:
         event = message.event
@@ -496,8 +601,19 @@ class RunScreen(Screen[None]):
             if event.kind in self.warned:
                 return
             self.warned.add(event.kind)
-        self.view.append([event])
+        seconds = None
+        if isinstance(event, ToolCallEvent):
+            self.call_ticks[event.id] = self.ticks
+        elif isinstance(event, ToolResultEvent) and event.call_id in self.call_ticks:
+            seconds = self.ticks - self.call_ticks.pop(event.call_id)
+        self.view.append([event], seconds=seconds)
+        # Whatever comes after a retry notice means the retry was made.
+        self.retry_wait = None
         match event:
+            case StatusEvent(phase=StatusPhase.RETRYING):
+                self.retry_wait = RetryWait(
+                    math.ceil(event.wait_seconds), event.attempt, event.attempts
+                )
             case PromptEvent():
                 # The operator's own words: the startup card waits for the agent's.
                 self.side_panel.show_turns(self.view.transcript)
@@ -565,6 +681,10 @@ class RunScreen(Screen[None]):
     def request_stop(self) -> None:
         """The first Ctrl-C: the turn stops at its next safe point; a question on screen is given
         up, which is not an answer."""
+        if self.starting:
+            # Nothing runs yet to stop at a safe point: leave, as with no turn running.
+            self.app.exit()
+            return
         self.stop_requested = True
         self.run_state = RunState.SUSPENDING
         self.notify("stop requested: finishing the current step; press ^C again to leave")
@@ -669,6 +789,15 @@ class RunScreen(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_knowledge(self) -> None:
+        from fisk_ai.screens.knowledge import NOT_ENABLED, KnowledgeExplorer, explorer_index
+
+        index = explorer_index(self.bridge.tools)
+        if index is None:
+            self.notify(NOT_ENABLED, severity="warning", markup=False)
+            return
+        self.app.push_screen(KnowledgeExplorer(index))
 
     def action_sessions(self) -> None:
         store = self.bridge.store

@@ -9,6 +9,7 @@ works on a lowercased copy of each row kept in memory.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
@@ -147,9 +148,9 @@ class SessionBrowser(Screen[str]):
         except Exception as error:  # A backend failing must leave a readable screen behind.
             problem = single_line(f"{type(error).__name__}: {error}", 300)
             summaries = []
-        self.post_message(
-            self.ListingRead(tuple(session_row(summary) for summary in summaries), problem)
-        )
+        # Thousands of rows take a while to format; on a thread, keys are answered meanwhile.
+        rows = await asyncio.to_thread(lambda: tuple(session_row(summary) for summary in summaries))
+        self.post_message(self.ListingRead(rows, problem))
 
     def on_session_browser_listing_read(self, message: SessionBrowser.ListingRead) -> None:
         self.problem = message.problem

@@ -53,13 +53,17 @@ class TranscriptScreen(Screen[None]):
         Binding("q,escape", "close", "Close"),
     ]
 
-    def __init__(self, conversation: Conversation) -> None:
+    def __init__(self, conversation: Conversation, *, thinking: bool = False) -> None:
+        """``thinking`` opens with the model's reasoning shown (``--thinking``); z toggles it."""
         super().__init__()
         self.conversation = conversation
+        self.thinking = thinking
 
     def compose(self) -> ComposeResult:
         yield Static(viewer_header(self.conversation), markup=False, id="viewer-header")
-        yield TranscriptView(transcript_of(self.conversation), id="viewer")
+        yield TranscriptView(
+            transcript_of(self.conversation, thinking_folded=not self.thinking), id="viewer"
+        )
         yield SearchInput(id="viewer-search")
         yield Static(VIEWER_KEYS, markup=False, id="viewer-status")
 

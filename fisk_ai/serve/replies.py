@@ -6,6 +6,11 @@ gaps: the number advances only after a publish succeeded, so a failed publish le
 One writer at a time: the lock orders a run's events, its questions, its keepalives and the
 message ending the set.
 
+Each message carries the W3C ``traceparent`` of the span current where it is sent, or, where none
+is (events published by their own task, the message ending the set after the run), the run's
+root span from the turn's trace record, so a caller can hang what it received off the worker's
+trace. With telemetry off there is neither and the field is left out.
+
 A message over the size cap has its prose cut short rather than being dropped, since a dropped
 message would leave a hole the caller cannot tell from a lost one.
 """
@@ -32,6 +37,7 @@ from fisk_ai.a2a.messages import (
     reply_header,
 )
 from fisk_ai.a2a.transport import Delivery, Transport, service_error_headers
+from fisk_ai.telemetry import TurnTrace, current_traceparent
 
 __all__ = ["Reply", "ReplySet", "answer_inbox", "encode_fitting", "refuse_delivery"]
 
@@ -52,7 +58,10 @@ class ReplySet:
         sender: Identity,
         *,
         max_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        trace: TurnTrace | None = None,
     ) -> None:
+        self.trace = trace if trace is not None else TurnTrace()
+        """The turn's trace record, which the run fills in; the fallback traceparent."""
         self._transport = transport
         self._request = request
         self._inbox = inbox
@@ -77,7 +86,11 @@ class ReplySet:
         async with self._lock:
             try:
                 header = reply_header(self._request, sender=self._sender, sequence=self._sequence)
-                data = encode_fitting(build(header), self._max_size)
+                message = build(header)
+                traceparent = current_traceparent() or self.trace.traceparent
+                if traceparent:
+                    message = message.model_copy(update={"traceparent": traceparent})
+                data = encode_fitting(message, self._max_size)
                 await self._transport.publish(self._inbox, data)
             except Exception:
                 _log.exception("answering request %s failed", self._request.request)

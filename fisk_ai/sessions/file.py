@@ -18,6 +18,9 @@ Because the file is only appended to and every line is synced, an unparsable lin
 the last one, cut short by a crash: that line is dropped (and cut off when the journal is next
 opened for writing). An unparsable line anywhere else is corruption and is refused.
 
+``.index.json`` holds a listing row per journal, checked against each journal's size and
+modification time, so ``list`` reads only the journals that changed (fisk_ai/sessions/index.py).
+
 Journals are 0600 and their directory 0700, created so and re-asserted on open; a symlink at the
 directory, a journal or a lock is refused rather than followed.
 """
@@ -49,6 +52,7 @@ from fisk_ai.sessions.errors import (
     SessionNotFound,
 )
 from fisk_ai.sessions.fold import SessionStatus, fold
+from fisk_ai.sessions.index import JournalStat, SessionIndex
 from fisk_ai.sessions.records import (
     MemoryRevisions,
     Meta,
@@ -280,17 +284,24 @@ class FileSessionStore:
             self._check_directory("")
         except SessionNotFound:
             return []
-        summaries = [self._summarize(run_id) for run_id in self._stored_ids()]
+        # Rows come from the index beside the journals; a journal it did not see as it is now
+        # is read and summarised again (fisk_ai/sessions/index.py).
+        summaries = SessionIndex(self._directory).listing(self._stored_journals(), self._summarize)
         summaries.sort(key=lambda summary: summary.run_id)
         summaries.sort(key=lambda summary: summary.updated, reverse=True)
         return summaries
 
-    def _stored_ids(self) -> Iterator[str]:
+    def _stored_journals(self) -> Iterator[JournalStat]:
         with os.scandir(self._directory) as entries:
             for entry in entries:
                 run_id = entry.name.removesuffix(_JOURNAL_SUFFIX)
-                if entry.name.endswith(_JOURNAL_SUFFIX) and _is_session_id(run_id):
-                    yield run_id
+                if not (entry.name.endswith(_JOURNAL_SUFFIX) and _is_session_id(run_id)):
+                    continue
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed while the listing ran
+                yield JournalStat(run_id, info.st_size, info.st_mtime_ns)
 
     def _summarize(self, run_id: str) -> SessionSummary:
         path = self._journal_path(run_id)
@@ -334,6 +345,7 @@ class FileSessionStore:
                 self._lock_path(run_id).unlink(missing_ok=True)
                 self._lease_path(run_id).unlink(missing_ok=True)
                 _fsync_directory(self._directory)
+                SessionIndex(self._directory).forget(run_id)
             finally:
                 os.close(lock_fd)
         finally:

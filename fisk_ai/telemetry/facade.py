@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -30,7 +31,9 @@ __all__ = [
     "TelemetryError",
     "TelemetrySettings",
     "TurnTrace",
+    "current",
     "current_traceparent",
+    "environment_traceparent",
     "export_on",
     "exporter_note",
     "exporter_variables_set",
@@ -41,6 +44,9 @@ __all__ = [
 
 DEFAULT_ENDPOINT = "http://localhost:4318"
 DEFAULT_SERVICE_NAME = "fisk-ai"
+# The carrier the OpenTelemetry specification names for a process started inside a trace.
+TRACEPARENT_VARIABLE = "TRACEPARENT"
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}")
 # An explicit off variable wins over everything, as the precedence chain says.
 OFF_VARIABLE = "FISK_TELEMETRY_DISABLED"
 SDK_DISABLED_VARIABLE = "OTEL_SDK_DISABLED"
@@ -102,6 +108,8 @@ class TurnTrace:
 
     trace_id: str = ""
     content_exported: bool = False
+    traceparent: str = ""
+    """The root span's own ``traceparent``, for messages sent after the run ended."""
 
 
 # Set by whoever serves a turn around the run, read by the live handle when the turn's root span
@@ -134,6 +142,14 @@ def current_traceparent() -> str:
         return ""
     text: str = live.current_traceparent()
     return text
+
+
+def environment_traceparent() -> str:
+    """The ``TRACEPARENT`` variable a process started inside a trace was given (the
+    specification's environment carrier), for a command that exports nothing itself; empty when
+    unset or malformed."""
+    text = os.environ.get(TRACEPARENT_VARIABLE, "").strip().lower()
+    return text if _TRACEPARENT.fullmatch(text) else ""
 
 
 class Span(Protocol):
@@ -186,6 +202,41 @@ class Telemetry:
     def tool_call(self, name: str) -> AbstractContextManager[Span]:
         return nullcontext(NO_SPAN)
 
+    def mcp_tool_call(
+        self, tool: str, *, server: str = "", served: bool = False
+    ) -> AbstractContextManager[Span]:
+        """An MCP tools/call: one this process sends to ``server`` (a client span), or with
+        ``served`` one a client sent to ``fisk mcp`` (a server span, a trace of its own)."""
+        return nullcontext(NO_SPAN)
+
+    def remote_agent(self, peer: str, request: str) -> AbstractContextManager[Span]:
+        """An a2a request of kind ``request`` (prompt, resume, answer, read) to agent ``peer``,
+        covering its whole reply set; a message sent inside it carries its traceparent."""
+        return nullcontext(NO_SPAN)
+
+    def remote_tool(self, peer: str, tool: str) -> AbstractContextManager[Span]:
+        """A call of the tool ``tool`` agent ``peer`` serves over a2a."""
+        return nullcontext(NO_SPAN)
+
+    def knowledge_search(self, top_k: int) -> AbstractContextManager[Span]:
+        """One knowledge search, the query's embedding included."""
+        return nullcontext(NO_SPAN)
+
+    def knowledge_enumerate(self) -> AbstractContextManager[Span]:
+        return nullcontext(NO_SPAN)
+
+    def embedding_batch(self, model: str, inputs: int) -> AbstractContextManager[Span]:
+        """One request for the embeddings of ``inputs`` texts."""
+        return nullcontext(NO_SPAN)
+
+    def degraded_search(self) -> None:
+        """Count a knowledge search the vector tier could not answer. A counter, not only a
+        span attribute, since spans are sampled and metrics are not."""
+
+    def session_append(self, seconds: float, backend: str) -> None:
+        """Record how long one session journal append took, measured by the caller: a span
+        per append would double a run's span count."""
+
     def traceparent(self) -> str:
         """The W3C ``traceparent`` of the current span, for a message this process sends."""
         return ""
@@ -200,6 +251,27 @@ class Telemetry:
 
 
 DISABLED = Telemetry()
+
+# The handle whose span is current in this context, set by the live handle around each span it
+# opens; lets a layer that holds no handle (an MCP session, an a2a client, a knowledge tool)
+# open its span in the run's trace. Per context, never process-wide.
+_ACTIVE: ContextVar[Telemetry | None] = ContextVar("fisk_ai_telemetry", default=None)
+
+
+def current() -> Telemetry:
+    """The handle of the run or served call current in this context; DISABLED outside one."""
+    return _ACTIVE.get() or DISABLED
+
+
+@contextlib.contextmanager
+def activated(handle: Telemetry) -> Iterator[None]:
+    """Make ``handle`` the one ``current`` returns inside the block."""
+    token = _ACTIVE.set(handle)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
 
 _EXPORTER_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 

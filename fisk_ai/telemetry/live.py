@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.sampling import (
     TraceIdRatioBased,
 )
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+from opentelemetry.semconv._incubating.attributes import mcp_attributes as mcp
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 from opentelemetry.semconv.attributes import error_attributes, service_attributes
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -44,6 +45,7 @@ from fisk_ai.telemetry.facade import (
     Span,
     Telemetry,
     TelemetrySettings,
+    activated,
     recording_turn,
 )
 
@@ -56,6 +58,9 @@ METRIC_INTERVAL_MILLIS = 30_000
 # seconds-valued and token-valued observation into the first two buckets.
 SECONDS_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 60, 120, 300)
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
+# A journal append is an fsync or a JetStream round trip: sub-millisecond to a few seconds.
+APPEND_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 5)
+KNOWLEDGE_SOURCE = "knowledge"
 
 Attribute = str | int | float | bool | tuple[str, ...]
 
@@ -220,6 +225,17 @@ class LiveTelemetry(Telemetry):
                 description="Duration of tool calls",
                 explicit_bucket_boundaries_advisory=SECONDS_BUCKETS,
             )
+            self._degraded_searches = meter.create_counter(
+                "fisk.knowledge.degraded_searches",
+                unit="{search}",
+                description="Knowledge searches answered by words alone: embeddings unreachable",
+            )
+            self._append_duration = meter.create_histogram(
+                "fisk.session.append.duration",
+                unit="s",
+                description="Duration of session journal appends, measured by the caller",
+                explicit_bucket_boundaries_advisory=APPEND_BUCKETS,
+            )
 
     @contextmanager
     def _span(
@@ -235,7 +251,8 @@ class LiveTelemetry(Telemetry):
         ) as span:
             live = _LiveSpan(span, self)
             try:
-                yield live
+                with activated(self):
+                    yield live
             except BaseException:
                 if live.error is None:
                     live.fail(GENERIC_ERROR)
@@ -257,6 +274,7 @@ class LiveTelemetry(Telemetry):
             if record is not None and span.recording:
                 record.trace_id = span.trace_id
                 record.content_exported = self.content_exported
+                record.traceparent = self.traceparent()
             yield span
 
     def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
@@ -311,6 +329,80 @@ class LiveTelemetry(Telemetry):
 
     def tool_call(self, name: str) -> AbstractContextManager[Span]:
         return self._measured_tool_call(name)
+
+    def mcp_tool_call(
+        self, tool: str, *, server: str = "", served: bool = False
+    ) -> AbstractContextManager[Span]:
+        method = mcp.McpMethodNameValues.TOOLS_CALL.value
+        attributes: dict[str, Attribute] = {
+            mcp.MCP_METHOD_NAME: method,
+            gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value,
+            gen_ai.GEN_AI_TOOL_NAME: tool,
+        }
+        if server:
+            attributes["fisk.mcp.server"] = server
+        kind = SpanKind.SERVER if served else SpanKind.CLIENT
+        return self._span(f"{method} {tool}", kind, attributes)
+
+    def remote_agent(self, peer: str, request: str) -> AbstractContextManager[Span]:
+        return self._span(
+            f"invoke_agent {peer}",
+            SpanKind.CLIENT,
+            {
+                gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value,
+                gen_ai.GEN_AI_AGENT_NAME: peer,
+                "fisk.a2a.request": request,
+            },
+        )
+
+    def remote_tool(self, peer: str, tool: str) -> AbstractContextManager[Span]:
+        return self._span(
+            f"execute_tool {tool}",
+            SpanKind.CLIENT,
+            {
+                gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value,
+                gen_ai.GEN_AI_TOOL_NAME: tool,
+                "fisk.a2a.peer": peer,
+            },
+        )
+
+    def knowledge_search(self, top_k: int) -> AbstractContextManager[Span]:
+        return self._span(
+            f"retrieval {KNOWLEDGE_SOURCE}",
+            SpanKind.INTERNAL,
+            {
+                gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.RETRIEVAL.value,
+                gen_ai.GEN_AI_DATA_SOURCE_ID: KNOWLEDGE_SOURCE,
+                gen_ai.GEN_AI_REQUEST_TOP_K: top_k,
+            },
+        )
+
+    def knowledge_enumerate(self) -> AbstractContextManager[Span]:
+        # Enumeration is a complete match, not a ranked retrieval: no GenAI operation name.
+        return self._span(
+            f"enumerate {KNOWLEDGE_SOURCE}",
+            SpanKind.INTERNAL,
+            {gen_ai.GEN_AI_DATA_SOURCE_ID: KNOWLEDGE_SOURCE},
+        )
+
+    def embedding_batch(self, model: str, inputs: int) -> AbstractContextManager[Span]:
+        return self._span(
+            f"embeddings {model}",
+            SpanKind.CLIENT,
+            {
+                gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EMBEDDINGS.value,
+                gen_ai.GEN_AI_REQUEST_MODEL: model,
+                "fisk.embeddings.inputs": inputs,
+            },
+        )
+
+    def degraded_search(self) -> None:
+        if self._meter_provider is not None:
+            self._degraded_searches.add(1)
+
+    def session_append(self, seconds: float, backend: str) -> None:
+        if self._meter_provider is not None:
+            self._append_duration.record(seconds, {"fisk.session.backend": backend})
 
     def traceparent(self) -> str:
         carrier: dict[str, str] = {}

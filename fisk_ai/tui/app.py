@@ -8,6 +8,7 @@ behind for the normal buffer (the answer, the resume hint, the counters) is read
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -18,7 +19,9 @@ from textual.events import Print
 from fisk_ai.agent.outcome import Abandoned, RunResult
 from fisk_ai.screens.run import RunScreen, RunSetup
 from fisk_ai.tui.bridge import RunBridge
+from fisk_ai.tui.commands import RunCommands
 from fisk_ai.tui.status import Counters, RunState
+from fisk_ai.tui.theme import terminal_theme
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,8 @@ class Outcome:
 
 class FiskApp(App[None]):
     CSS_PATH = "app.tcss"
-    ENABLE_COMMAND_PALETTE = False
+    # The command palette (Ctrl-P, Textual's own key) offers every action with its key.
+    COMMANDS = App.COMMANDS | {RunCommands}
     TITLE = "fisk-ai"
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -48,15 +52,21 @@ class FiskApp(App[None]):
 
     def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
         super().__init__()
+        self.theme = terminal_theme()
         self.bridge = bridge
         self.setup = setup
         self.run_screen = RunScreen(bridge, setup)
         self.captured_stderr: list[str] = []
         """What was written to stderr while the app ran, to be written out after it."""
+        self.first_frame = asyncio.Event()
+        """Set once the first frame is on the terminal: startup's slow work waits for it."""
 
     def on_mount(self) -> None:
         self.begin_capture_print(self, stdout=False, stderr=True)
         self.push_screen(self.run_screen)
+
+    def on_ready(self) -> None:
+        self.first_frame.set()
 
     def on_print(self, event: Print) -> None:
         self.captured_stderr.append(event.text)

@@ -1,9 +1,15 @@
-"""`fisk run` full screen: host the agent, run the workstation, then reprint what matters.
+"""`fisk run` full screen: draw the workstation, host the agent behind it, then reprint what
+matters.
 
-The screen is taken only after the agent is hosted, so a configuration or tool failure is told on
-a terminal somebody can read. While the app runs, standard error is captured (library logging
-included) and written out after the terminal is restored, with the warnings, the answer on stdout
-and the resume hint and summary line on stderr, so all of it survives in the scrollback.
+The configuration is read before the screen is taken, so a mistake in it is told on the normal
+terminal. The first frame is drawn next, before the provider SDK is imported or the broker is
+up: the startup card says what startup is doing (importing on a thread keeps its spinner
+turning), and the first turn starts once the agent is hosted. A failure while hosting closes
+the app and is told, in one sentence, on the restored terminal.
+
+While the app runs, standard error is captured (library logging included) and written out after
+the terminal is restored, with the warnings, the answer on stdout and the resume hint and
+summary line on stderr, so all of it survives in the scrollback.
 """
 
 from __future__ import annotations
@@ -12,22 +18,33 @@ import asyncio
 import contextlib
 import io
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fisk_ai.agent.outcome import Completed, waits
 from fisk_ai.errors import FiskError
-from fisk_ai.lineui.run import EXIT_INTERRUPTED, print_summary, run_line_mode, stderr_line
-from fisk_ai.lineui.surface import write_answer
-from fisk_ai.multiplex import Reporter
-from fisk_ai.presentation import resume_hint
-from fisk_ai.serve.hosted import RunOptions, hosted_run
+from fisk_ai.serve.hosted import RunOptions, TelemetryReport, hosted_run
 
 if TYPE_CHECKING:
+    from fisk_ai.config import Config
+    from fisk_ai.multiplex import Reporter
+    from fisk_ai.screens.run import RunSetup
     from fisk_ai.sessions import SessionStore
+    from fisk_ai.tui.app import FiskApp
+    from fisk_ai.tui.bridge import RunBridge
+
+
+FIRST_FRAME_FILE = "FISK_FIRST_FRAME_FILE"
+"""When set, the path the workstation writes the wall-clock time of its first frame to (for
+bench/workstation.py)."""
+PHASE_LOADING = "loading the model SDK"
+PHASE_HOSTING = "loading tools and starting the broker"
+PHASE_CONNECTING = "connecting to the agent"
 
 
 def run_full_screen(options: RunOptions) -> int:
@@ -35,31 +52,133 @@ def run_full_screen(options: RunOptions) -> int:
     from fisk_ai.config import Mode, load
 
     # A remote agent's configuration is its worker's; only a hosted run's can ask for lines.
-    if not options.nats_context and load(options.config, Mode.AGENT).harness.no_tui:
+    cfg = None if options.nats_context else load(options.config, Mode.AGENT)
+    if cfg is not None and cfg.harness.no_tui:
+        from fisk_ai.lineui.run import run_line_mode
+
         return run_line_mode(options)
-    return asyncio.run(_host(options))
+    return asyncio.run(_host(options, cfg))
 
 
-async def _host(options: RunOptions) -> int:
-    from fisk_ai import __version__
-    from fisk_ai.screens.run import RunSetup, ToolRow
-    from fisk_ai.tools.base import Confirmable
-    from fisk_ai.tools.builtin.deferral import plan_definitions
+@dataclass
+class _Hosting:
+    """What hosting left for the lines printed after the app: filled in as it goes."""
+
+    warnings: list[str] = field(default_factory=list)
+    """Raised while hosting: on the card, in the transcript, and again after the app."""
+    model: str = ""
+    resume_flags: str = ""
+    kept: bool = False
+    telemetry: TelemetryReport = field(default_factory=TelemetryReport)
+
+
+async def _host(options: RunOptions, cfg: Config | None) -> int:
+    """Draw the first frame, then host the agent behind it while the startup card says what is
+    happening; the first turn starts once the agent is up."""
     from fisk_ai.tui.app import FiskApp
     from fisk_ai.tui.bridge import RunBridge
 
     started = time.monotonic()
-    warnings: list[str] = []
     bridge = RunBridge()
+    app = FiskApp(bridge, _starting_setup(options, cfg))
+    hosting = _Hosting()
+    captured = io.StringIO()
+    with _logging_into(captured):
+        app_running = asyncio.create_task(app.run_async())
+        drawn = asyncio.create_task(app.first_frame.wait())
+        await asyncio.wait({app_running, drawn}, return_when=asyncio.FIRST_COMPLETED)
+        drawn.cancel()
+        if app.first_frame.is_set():
+            _mark_first_frame()
+            host = asyncio.create_task(_host_behind(app, options, hosting, app_running))
+            await asyncio.wait({app_running, host}, return_when=asyncio.FIRST_COMPLETED)
+            if not app_running.done():
+                # Hosting failed: the app goes, and the failure is told on the normal terminal.
+                app.exit()
+                await app_running
+            elif not host.done() and app.run_screen.starting:
+                host.cancel()  # left during startup: nothing was hosted to keep
+            with contextlib.suppress(asyncio.CancelledError):
+                await host
+        await app_running
+    return _reprint(app, options, hosting, captured.getvalue(), started)
+
+
+def _reprint(
+    app: FiskApp, options: RunOptions, hosting: _Hosting, captured: str, started: float
+) -> int:
+    """Write what matters of the run to the restored terminal; return the exit code."""
+    from fisk_ai.agent.outcome import Completed, waits
+    from fisk_ai.lineui.run import EXIT_INTERRUPTED, print_summary, stderr_line
+    from fisk_ai.lineui.surface import write_answer
+    from fisk_ai.presentation import resume_hint
+
+    outcome = app.outcome
+    for warning in hosting.warnings:
+        stderr_line(warning)
+    leftover = captured + "".join(app.captured_stderr)
+    if leftover:
+        sys.stderr.write(leftover if leftover.endswith("\n") else leftover + "\n")
+    if outcome.answer:
+        write_answer(
+            outcome.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color
+        )
+    for session in outcome.abandoned:
+        stderr_line(f"left conversation {session}; {resume_hint(session, hosting.resume_flags)}")
+    result = outcome.result
+    if outcome.error:
+        stderr_line(f"run ended: {outcome.error}")
+    if result is not None:
+        print_summary(
+            result,
+            model=hosting.model,
+            latency=timedelta(seconds=time.monotonic() - started),
+            verbose=options.verbose,
+            suspended=outcome.left_mid_turn,
+            delivery=hosting.telemetry.delivery,
+        )
+    if hosting.kept:
+        stderr_line(resume_hint(outcome.session_id, hosting.resume_flags))
+    if outcome.left_mid_turn or (result and waits(result.outcome)):
+        return EXIT_INTERRUPTED
+    if outcome.error or result is None or not isinstance(result.outcome, Completed):
+        return 1
+    return 0
+
+
+async def _host_behind(
+    app: FiskApp,
+    options: RunOptions,
+    hosting: _Hosting,
+    app_running: asyncio.Task[None],
+) -> None:
+    """Host the agent while the app shows the startup card, hand the screen what it needs,
+    and keep the agent up until the app has stopped."""
+    from fisk_ai.screens.run import RunSetup, ToolRow
+    from fisk_ai.tools.base import Confirmable
+    from fisk_ai.tools.builtin.deferral import plan_definitions
+
+    bridge, screen = app.bridge, app.run_screen
 
     def prompter_for(reporter: Reporter) -> RunBridge:
         bridge.report_to(reporter)
         return bridge
 
+    if not (options.nats_context or options.provider.replay):
+        screen.startup_phase(PHASE_LOADING)
+        # The SDK takes about a second to import; on a thread the spinner keeps turning.
+        await asyncio.to_thread(_import_for_hosting)
+    screen.startup_phase(PHASE_CONNECTING if options.nats_context else PHASE_HOSTING)
     async with hosted_run(
-        options, events=bridge, prompter_for=prompter_for, warn=warnings.append, interactive=True
+        options,
+        events=bridge,
+        prompter_for=prompter_for,
+        warn=hosting.warnings.append,
+        interactive=True,
     ) as hosted:
-        cfg, model, resume_flags = hosted.config, hosted.model, hosted.resume_flags
+        cfg = hosted.config
+        hosting.model, hosting.resume_flags = hosted.model, hosted.resume_flags
+        hosting.telemetry = hosted.telemetry
         bridge.bind(hosted.conversation, store=hosted.store, tools=hosted.tools)
         confirm_tags = tuple(cfg.harness.confirm_tags)
         # The model of every provider fisk ships offers tool search.
@@ -70,61 +189,82 @@ async def _host(options: RunOptions) -> int:
             for tool in source.tools:
                 gated = isinstance(tool, Confirmable) and bool(tool.confirm_trigger(confirm_tags))
                 rows.append(ToolRow(tool.name, source.label, gated, tool.name in deferred))
-        setup = RunSetup(
-            identity=hosted.conversation.identity,
-            model=model,
-            prompt=options.prompt,
-            resume=options.resume,
-            force=options.force,
-            tools=tuple(rows),
-            max_tokens=cfg.llm.budget.max_tokens,
-            bell=not cfg.harness.no_bell,
-            version=__version__,
-            warnings=tuple(warnings),
-            tool_output=options.tool_output,
-            resume_flags=resume_flags,
+        screen.hosted(
+            RunSetup(
+                identity=hosted.conversation.identity,
+                model=hosted.model,
+                prompt=options.prompt,
+                resume=options.resume,
+                force=options.force,
+                tools=tuple(rows),
+                max_tokens=cfg.llm.budget.max_tokens,
+                bell=not cfg.harness.no_bell,
+                version=screen.setup.version,
+                warnings=tuple(hosting.warnings),
+                tool_output=options.tool_output,
+                thinking=options.thinking,
+                resume_flags=hosted.resume_flags,
+                telemetry=screen.setup.telemetry,
+            )
         )
-        app = FiskApp(bridge, setup)
-        captured = io.StringIO()
-        with _logging_into(captured):
-            await app.run_async()
+        await asyncio.shield(app_running)
         outcome = app.outcome
         # A conversation removed behind the run's back (a store without leases) has nothing
         # left to resume.
-        kept = bool(outcome.session_id) and (
+        hosting.kept = bool(outcome.session_id) and (
             hosted.store is None or await _exists(hosted.store, outcome.session_id)
         )
 
-    for warning in warnings:
-        stderr_line(warning)
-    leftover = captured.getvalue() + "".join(app.captured_stderr)
-    if leftover:
-        sys.stderr.write(leftover if leftover.endswith("\n") else leftover + "\n")
-    if outcome.answer:
-        write_answer(
-            outcome.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color
-        )
-    for session in outcome.abandoned:
-        stderr_line(f"left conversation {session}; {resume_hint(session, resume_flags)}")
-    result = outcome.result
-    if outcome.error:
-        stderr_line(f"run ended: {outcome.error}")
-    if result is not None:
-        print_summary(
-            result,
-            model=model,
-            latency=timedelta(seconds=time.monotonic() - started),
-            verbose=options.verbose,
-            suspended=outcome.left_mid_turn,
-            delivery=hosted.telemetry.delivery,
-        )
-    if kept:
-        stderr_line(resume_hint(outcome.session_id, resume_flags))
-    if outcome.left_mid_turn or (result and waits(result.outcome)):
-        return EXIT_INTERRUPTED
-    if outcome.error or result is None or not isinstance(result.outcome, Completed):
-        return 1
-    return 0
+
+def _starting_setup(options: RunOptions, cfg: Config | None) -> RunSetup:
+    """What the first frame can say before anything is hosted: the configuration is read."""
+    from fisk_ai import __version__
+    from fisk_ai.screens.run import RunSetup
+
+    return RunSetup(
+        identity=options.identity or (cfg.identity if cfg is not None else ""),
+        model=cfg.llm.model if cfg is not None else "",
+        prompt=options.prompt,
+        resume=options.resume,
+        force=options.force,
+        version=__version__,
+        tool_output=options.tool_output,
+        thinking=options.thinking,
+        telemetry=telemetry_row(cfg, no_telemetry=options.no_telemetry),
+        phase=PHASE_LOADING,
+    )
+
+
+def telemetry_row(cfg: Config | None, *, no_telemetry: bool) -> str:
+    """The startup card's telemetry row: where spans go, or what turned export off. A remote
+    agent's telemetry is its worker's, so there is no row."""
+    if cfg is None:
+        return ""
+    from fisk_ai.serve.observability import NO_TELEMETRY_FLAG
+    from fisk_ai.telemetry import DEFAULT_ENDPOINT, TelemetrySettings, export_on, off_switch
+
+    settings = TelemetrySettings(
+        enabled=cfg.telemetry.enabled, disabled_by=NO_TELEMETRY_FLAG if no_telemetry else ""
+    )
+    if export_on(settings):
+        return f"on, to {cfg.telemetry.endpoint or DEFAULT_ENDPOINT}"
+    switch = off_switch(settings)
+    return f"off ({switch})" if switch else "off"
+
+
+def _import_for_hosting() -> None:
+    """The modules hosting needs and takes long to import: the provider SDK above all."""
+    import fisk_ai.serve.local  # noqa: F401
+
+    # A failure here resurfaces, with its real cause, at the first call that needs the SDK.
+    with contextlib.suppress(Exception):
+        import anthropic  # noqa: F401
+
+
+def _mark_first_frame() -> None:
+    path = os.environ.get(FIRST_FRAME_FILE)
+    if path:
+        Path(path).write_text(f"{time.time():.6f}\n")
 
 
 async def _exists(store: SessionStore, session_id: str) -> bool:

@@ -22,12 +22,14 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 # Anything markdown could act on; text without any of it is drawn as plain lines, unparsed.
-_MARKDOWN_HINT = re.compile(r"[*_`\[\]<&\\~]|^[ \t]*(?:[#>=+-]|\d+[.)])|^(?: {4}|\t)", re.M)
+_MARKDOWN_HINT = re.compile(r"[*_`\[\]<&\\~]|^[ \t]*(?:[#>=+|-]|\d+[.)])|^(?: {4}|\t)", re.M)
 
 BULLET = "\u2022 "
 QUOTE_BAR = "\u2502 "
 RULE_CHARACTER = "\u2500"
 CODE_INDENT = "  "
+CELL_SEPARATOR = " \u2502 "
+HEADER_CROSSING = "\u2500\u253c\u2500"
 
 
 class Emphasis(enum.Flag):
@@ -123,7 +125,7 @@ def _parser() -> MarkdownIt:
     if not _parsers:
         from markdown_it import MarkdownIt
 
-        _parsers.append(MarkdownIt("commonmark").enable("strikethrough"))
+        _parsers.append(MarkdownIt("commonmark").enable(["strikethrough", "table"]))
     return _parsers[0]
 
 
@@ -145,6 +147,8 @@ def markdown_lines(text: str) -> list[MarkdownLine]:
             start = walk.begin_block(token)
             walk.emit(start, [], rule=True)
             walk.end_block(token, start)
+        elif kind == "table_open":
+            index = _emit_table(walk, tokens, index)
         elif kind == "html_block":
             start = walk.begin_block(token)
             body = token.content.removesuffix("\n").split("\n")
@@ -164,6 +168,75 @@ def _emit_text(walk: _Walk, opening: Token, inline: Token) -> None:
     start = walk.begin_block(inline)
     last = _emit_inline(walk, inline, start, base)
     walk.end_block(inline, last)
+
+
+@dataclass
+class _TableRow:
+    line: int
+    cells: list[list[Span]] = field(default_factory=list)
+    header: bool = False
+
+
+def _emit_table(walk: _Walk, tokens: list[Token], index: int) -> int:
+    """Lay a table out in aligned columns: the header row bold, a rule under it, the cells
+    padded as the delimiter row aligns them. Returns the index of ``table_close``."""
+    opening = tokens[index]
+    rows: list[_TableRow] = []
+    alignments: list[str] = []
+    header = False
+    while index < len(tokens) and tokens[index].type != "table_close":
+        token = tokens[index]
+        if token.type in ("thead_open", "thead_close"):
+            header = token.type == "thead_open"
+        elif token.type == "tr_open":
+            line = token.map[0] if token.map else walk.next_line
+            rows.append(_TableRow(line, header=header))
+        elif token.type in ("th_open", "td_open") and rows:
+            style = str(token.attrs.get("style", ""))
+            if header:
+                alignments.append(style.removeprefix("text-align:"))
+            base = Emphasis.BOLD if header else Emphasis.NONE
+            index += 1
+            rows[-1].cells.append(
+                [span for row in _inline_rows(tokens[index], base) for span in row]
+            )
+        index += 1
+    columns = max((len(row.cells) for row in rows), default=0)
+    widths = [0] * columns
+    for row in rows:
+        for column, cell in enumerate(row.cells):
+            widths[column] = max(widths[column], line_width(tuple(cell)))
+    start = walk.begin_block(opening)
+    for row in rows:
+        spans: list[Span] = []
+        for column in range(columns):
+            cell = row.cells[column] if column < len(row.cells) else []
+            alignment = alignments[column] if column < len(alignments) else ""
+            if column:
+                spans.append((CELL_SEPARATOR, Emphasis.DIM))
+            spans.extend(_aligned(cell, widths[column], alignment))
+        walk.emit(row.line, spans)
+        if row.header:
+            rule = HEADER_CROSSING.join(RULE_CHARACTER * width for width in widths)
+            walk.emit(row.line + 1, [(rule, Emphasis.DIM)])
+    last = rows[-1].line if rows else start
+    walk.end_block(opening, last)
+    return index
+
+
+def _aligned(cell: list[Span], width: int, alignment: str) -> list[Span]:
+    room = width - line_width(tuple(cell))
+    if alignment == "right":
+        left = room
+    elif alignment == "center":
+        left = room // 2
+    else:
+        left = 0
+    padded = [(" " * left, Emphasis.NONE)] if left else []
+    padded.extend(cell)
+    if room - left:
+        padded.append((" " * (room - left), Emphasis.NONE))
+    return padded
 
 
 def _emit_code(walk: _Walk, token: Token) -> None:
@@ -203,7 +276,15 @@ def _nest(walk: _Walk, token: Token) -> None:
 def _emit_inline(walk: _Walk, inline: Token, start: int, base: Emphasis) -> int:
     """Emit the rows of one paragraph or heading, a new row at each line break; returns the
     source line of the last one."""
-    line = start
+    rows = _inline_rows(inline, base)
+    for offset, spans in enumerate(rows):
+        walk.emit(start + offset, spans)
+    return start + len(rows) - 1
+
+
+def _inline_rows(inline: Token, base: Emphasis) -> list[list[Span]]:
+    """The pieces of a paragraph, a heading or a table cell, a new row at each line break."""
+    rows: list[list[Span]] = []
     spans: list[Span] = []
     emphasis = [base]
     links: list[tuple[str, int]] = []
@@ -211,9 +292,8 @@ def _emit_inline(walk: _Walk, inline: Token, start: int, base: Emphasis) -> int:
         kind = child.type
         current = emphasis[-1]
         if kind in ("softbreak", "hardbreak"):
-            walk.emit(line, spans)
+            rows.append(spans)
             spans = []
-            line += 1
         elif kind == "code_inline":
             spans.append((child.content, current | Emphasis.CODE))
         elif kind in ("strong_open", "em_open", "s_open", "link_open"):
@@ -241,8 +321,8 @@ def _emit_inline(walk: _Walk, inline: Token, start: int, base: Emphasis) -> int:
                 spans.append((f" ({source})", current))
         elif child.content:
             spans.append((child.content, current))
-    walk.emit(line, spans)
-    return line
+    rows.append(spans)
+    return rows
 
 
 def line_width(spans: tuple[Span, ...]) -> int:

@@ -33,9 +33,14 @@ class SessionsApp(App[str]):
         *,
         conversation: Conversation | None = None,
         resume_refused: str = "",
+        thinking: bool = False,
     ) -> None:
+        from fisk_ai.tui.theme import terminal_theme
+
         super().__init__()
+        self.theme = terminal_theme()
         self.resume_refused = resume_refused
+        self.thinking = thinking
         if store is None and conversation is None:
             raise ValueError("SessionsApp needs a store to browse or a conversation to show")
         self.store = store
@@ -45,7 +50,9 @@ class SessionsApp(App[str]):
         if self.conversation is not None:
             from fisk_ai.screens.transcript import TranscriptScreen
 
-            self.push_screen(TranscriptScreen(self.conversation), self._viewer_closed)
+            self.push_screen(
+                TranscriptScreen(self.conversation, thinking=self.thinking), self._viewer_closed
+            )
         else:
             from fisk_ai.screens.sessions import SessionBrowser
 

@@ -114,6 +114,28 @@ class Counters:
 
 
 @dataclass(frozen=True)
+class RetryWait:
+    """The provider waits to try the model call again: the status bar counts the wait down."""
+
+    seconds_left: int
+    attempt: int
+    attempts: int
+
+    @property
+    def short_text(self) -> str:
+        if self.seconds_left <= 0:
+            return "retrying now"
+        return f"retrying in {self.seconds_left}s"
+
+    @property
+    def text(self) -> str:
+        return f"{self.short_text} (attempt {self.attempt} of {self.attempts})"
+
+    def ticked(self) -> RetryWait:
+        return replace(self, seconds_left=max(0, self.seconds_left - 1))
+
+
+@dataclass(frozen=True)
 class StatusLine:
     state: RunState = RunState.RUNNING
     counters: Counters = field(default_factory=Counters)
@@ -125,6 +147,8 @@ class StatusLine:
     """Seconds ``activity`` has been running."""
     help_key: str = "?"
     """The key that opens help where the focus is: F1 where ``?`` would be typed."""
+    retry: RetryWait | None = None
+    """The model call is waiting to be retried; shown in place of the activity."""
 
     def text(self, width: int | None = None) -> str:
         """The bar's text; given a ``width``, the parts that matter least go first (the
@@ -141,6 +165,8 @@ class StatusLine:
         if self.session:
             optional.append(f"session={self.session}")
         activity = f"{self.activity} {self.elapsed}s" if self.activity else ""
+        if self.retry is not None:
+            activity = self.retry.text
 
         def joined(activity: str, optional: list[str]) -> str:
             return "  ".join([state, *filter(None, [activity]), *optional]) + hint
@@ -151,6 +177,8 @@ class StatusLine:
         while optional and len(text) > width:
             optional.pop()
             text = joined(activity, optional)
+        if len(text) > width and self.retry is not None:
+            return joined(self.retry.short_text, [])
         if len(text) > width and activity:
             # Keep the seconds: they are what moves.
             seconds = f" {self.elapsed}s"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import json
-import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,8 +29,13 @@ from fisk_ai.presentation import (
     RESULT_PREFIX,
     thinking_lines,
     tool_call_line,
-    tool_result_text,
     warning_text,
+)
+from fisk_ai.tools.builtin.hitl import (
+    ASK_HUMAN_CONFIRM,
+    ASK_HUMAN_SELECT,
+    HITL_TOOL_NAMES,
+    shown_text,
 )
 from fisk_ai.tui.markdown import (
     RULE_CHARACTER,
@@ -50,25 +54,79 @@ if TYPE_CHECKING:
 PROMPT_PREFIX = "> "
 WARNING_PREFIX = "warning: "
 ANSWER_MARKER = "--- answer ---"
-# Thinking folds only when it would take at least this many rows at the estimate width.
-THINKING_FOLD_ROWS = 6
-THINKING_ESTIMATE_WIDTH = 80
+QUESTION_PREFIX = "? "
+ANSWER_PREFIX = "= "
+HEADER_SEPARATOR = " \u00b7 "
 TAB_WIDTH = 4
 DECLINED_MARK = "declined"
 FAILED_MARK = "failed"
+NO_OUTPUT = "no output"
+
+
+def _json_object(text: str) -> dict[str, object] | None:
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
+def question_lines(event: ToolCallEvent) -> list[str]:
+    """An ask_human call as the question the operator was asked, and the options offered."""
+    lines = [QUESTION_PREFIX + shown_text(str(event.input.get("question", "")))]
+    options = event.input.get("options")
+    if event.name == ASK_HUMAN_SELECT and isinstance(options, list):
+        lines.append("  options: " + single_line(", ".join(str(option) for option in options), 500))
+    return lines
+
+
+def answer_text(tool: str, event: ToolResultEvent) -> str | None:
+    """The operator's answer to an ask_human call, or None for a result that carries none (a
+    harness error, a deferral), which is then shown as any result is."""
+    decoded = None if event.is_error else _json_object(event.output)
+    if decoded is None:
+        return None
+    reason = single_line(str(decoded.get("reason") or ""), 500)
+    if tool == ASK_HUMAN_CONFIRM:
+        if "confirmed" not in decoded:
+            return None
+        answer = "yes" if decoded["confirmed"] is True else "no"
+    else:
+        value = decoded.get("selected" if tool == ASK_HUMAN_SELECT else "value", ...)
+        if value is ...:
+            return None
+        answer = "no answer" if value is None else single_line(str(value), 500)
+    if reason and answer in ("no", "no answer"):
+        answer += f" ({reason})"
+    return ANSWER_PREFIX + answer
+
+
+def result_header(event: ToolResultEvent, lines: int, seconds: int | None) -> str:
+    """``<- exit 0 · 2s · 40 lines``: how the call ended, how long it took when that is known,
+    and how much it said."""
+    parts = []
+    if event.is_error:
+        parts.append("error")
+    elif event.exec is not None and event.exec.exit_code != 0:
+        parts.append(f"{FAILED_MARK} (exit {event.exec.exit_code})")
+    elif event.exec is not None:
+        parts.append("exit 0")
+    if seconds is not None:
+        parts.append(f"{seconds}s" if seconds else "<1s")
+    parts.append(plural(lines, "line") if lines else NO_OUTPUT)
+    return f"{RESULT_PREFIX} {HEADER_SEPARATOR.join(parts)}"
 
 
 def declined_reason_of(event: ToolResultEvent) -> str | None:
     """The reason a gated call was refused, when ``event`` is that refusal: the loop answers a
     denied call with ``{"allowed": false, "reason": ...}`` rather than running it."""
-    output = event.output.strip()
-    if event.is_error or not output.startswith("{") or '"allowed"' not in output:
+    if event.is_error or '"allowed"' not in event.output:
         return None
-    try:
-        decoded = json.loads(output)
-    except ValueError:
-        return None
-    if not isinstance(decoded, dict) or decoded.get("allowed") is not False:
+    decoded = _json_object(event.output)
+    if decoded is None or decoded.get("allowed") is not False:
         return None
     # What follows the first "; " is addressed to the model (the decision is final).
     reason = str(decoded.get("reason", "")).partition("; ")[0]
@@ -84,6 +142,8 @@ class BlockKind(enum.StrEnum):
     ERROR = "error"
     META = "meta"
     WARNING = "warning"
+    QUESTION = "question"
+    ANSWER = "answer"
 
 
 class RowKind(enum.StrEnum):
@@ -97,7 +157,10 @@ class RowKind(enum.StrEnum):
     ERROR = "error"
     META = "meta"
     WARNING = "warning"
+    QUESTION = "question"
+    ANSWER = "answer"
     PLACEHOLDER = "placeholder"
+    RESULT_HEADER = "result-header"
     BLANK = "blank"
 
 
@@ -205,10 +268,6 @@ def _wrap_cells(text: str, width: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _estimated_rows(lines: Iterable[str], width: int) -> int:
-    return sum(max(1, math.ceil(len(line) / width)) for line in lines)
-
-
 def _text_lines(text: str) -> list[str]:
     return strip_control(text).expandtabs(TAB_WIDTH).split("\n")
 
@@ -233,6 +292,8 @@ class Transcript:
     """The logical transcript: blocks of plain lines with their folding state."""
 
     def __init__(self, *, output_folded: bool = True, thinking_folded: bool = True) -> None:
+        """``thinking_folded`` is the default, as reasoning is shown only when asked for
+        (``--thinking``); ``z`` shows it."""
         self.lines: list[str] = []
         self._lowered: list[str] = []
         self._line_block: list[int] = []
@@ -242,6 +303,8 @@ class Transcript:
         self.thinking_folded = thinking_folded
         self._layouts: dict[int, _Layout] = {}
         self._markdown: dict[int, list[MarkdownLine]] = {}
+        self._questions: dict[str, str] = {}
+        """The ask_human calls waiting for their answer: call id to tool name."""
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -250,8 +313,9 @@ class Transcript:
     def line_count(self) -> int:
         return len(self.lines)
 
-    def add_event(self, event: Event) -> None:
-        """Add what one agent event shows; status events show nothing here."""
+    def add_event(self, event: Event, *, seconds: int | None = None) -> None:
+        """Add what one agent event shows; status events show nothing here. ``seconds`` is
+        how long a tool call took, for its result's header, when the surface timed it."""
         match event:
             case PromptEvent():
                 self.add_prompt(event.text)
@@ -261,10 +325,13 @@ class Transcript:
                 self.add_narration(event.text)
             case ThinkingEvent():
                 self.add_thinking(event.text)
+            case ToolCallEvent() if event.name in HITL_TOOL_NAMES:
+                self._questions[event.id] = event.name
+                self.add_block(BlockKind.QUESTION, question_lines(event))
             case ToolCallEvent():
                 self.add_block(BlockKind.TOOL_CALL, [tool_call_line(event)])
             case ToolResultEvent():
-                self._add_result(event)
+                self._add_result(event, seconds)
             case WarningEvent():
                 self.add_block(BlockKind.WARNING, [WARNING_PREFIX + warning_text(event)])
             case StatusEvent():
@@ -272,31 +339,32 @@ class Transcript:
             case _:
                 assert_never(event)
 
-    def _add_result(self, event: ToolResultEvent) -> None:
-        """A result under its call. A declined call says so on its header line and does not
-        fold; a command that exited non-zero is drawn as an error with its exit status in the
-        header, so neither reads like ordinary output when folded."""
+    def _add_result(self, event: ToolResultEvent, seconds: int | None) -> None:
+        """A result under its call, headed by how it ended, how long it took and how many
+        lines it holds. A declined call says so on its header line and does not fold; a
+        command that exited non-zero is drawn as an error, so neither reads like ordinary
+        output when folded. An ask_human call's result is the operator's answer."""
+        tool = self._questions.pop(event.call_id, "")
+        answer = answer_text(tool, event) if tool else None
+        if answer is not None:
+            self.add_block(BlockKind.ANSWER, [answer])
+            return
         refusal = declined_reason_of(event)
         if refusal is not None:
             self.add_block(BlockKind.ERROR, [f"{RESULT_PREFIX} {DECLINED_MARK}: {refusal}"])
             return
-        # A trailing line break ends the last line; it does not start another one.
-        body = tool_result_text(event).expandtabs(TAB_WIDTH).rstrip("\n").split("\n")
-        header = RESULT_PREFIX
-        kind = BlockKind.ERROR if event.is_error else BlockKind.TOOL_OUTPUT
-        if not event.is_error and event.exec is not None and event.exec.exit_code != 0:
-            kind = BlockKind.ERROR
-            status = f"(exit {event.exec.exit_code})"
-            header = f"{RESULT_PREFIX} {FAILED_MARK} {status}"
-            # The header carries the exit status; the body is the output as it came.
-            body[0] = body[0].removeprefix(status + " ")
-            if body == [""]:
-                body = ["(no output)"]
+        failed = not event.is_error and event.exec is not None and event.exec.exit_code != 0
+        kind = BlockKind.ERROR if event.is_error or failed else BlockKind.TOOL_OUTPUT
+        # The header says how the call ended; the body is the output as it came, and a
+        # trailing line break ends its last line rather than starting another one.
+        text = strip_control(event.output).expandtabs(TAB_WIDTH).rstrip("\n")
+        body = text.split("\n") if text and not text.isspace() else []
+        header = result_header(event, len(body), seconds)
         self.add_block(kind, [header, *body], header=1, foldable=True)
 
-    def add_events(self, events: Iterable[Event]) -> None:
+    def add_events(self, events: Iterable[Event], *, seconds: int | None = None) -> None:
         for event in events:
-            self.add_event(event)
+            self.add_event(event, seconds=seconds)
 
     def add_prompt(self, text: str) -> None:
         lines = _text_lines(text)
@@ -304,10 +372,8 @@ class Transcript:
 
     def add_thinking(self, text: str) -> None:
         lines = thinking_lines(text)
-        if not lines:
-            return
-        foldable = _estimated_rows(lines, THINKING_ESTIMATE_WIDTH) >= THINKING_FOLD_ROWS
-        self.add_block(BlockKind.THINKING, lines, foldable=foldable)
+        if lines:
+            self.add_block(BlockKind.THINKING, lines, foldable=True)
 
     def add_narration(self, text: str) -> None:
         """Add the model's prose; drawn as markdown when it holds any."""
@@ -558,6 +624,8 @@ class Transcript:
             rows.extend(drawn[skip : skip + limit - len(rows)])
             return rows[:limit]
         kind = RowKind(block.kind.value)
+        # A failed command's header stays an error's colour; an ordinary one is quieter.
+        ok_output = block.kind is BlockKind.TOOL_OUTPUT
         folded = self._folded[index]
         shown_end = block.start + block.header if folded else block.end
         line = block.start
@@ -567,10 +635,12 @@ class Transcript:
                 break
             skip -= taken
             line += 1
+        header_end = block.start + block.header
         while line < shown_end and len(rows) < limit:
             wrapped = self._wrapped(line, layout)
+            row_kind = RowKind.RESULT_HEADER if line < header_end and ok_output else kind
             for text in wrapped[skip:]:
-                rows.append(Row(text, kind, index, line))
+                rows.append(Row(text, row_kind, index, line))
             skip = 0
             line += 1
         if folded and len(rows) < limit and not skip:
@@ -599,10 +669,12 @@ def _markdown_line_rows(entry: MarkdownLine, width: int, block: int, line: int) 
     return rows
 
 
-def transcript_of(conversation: Conversation, *, output_folded: bool = True) -> Transcript:
+def transcript_of(
+    conversation: Conversation, *, output_folded: bool = True, thinking_folded: bool = True
+) -> Transcript:
     """A stored conversation folded as the run screen folds it."""
     from fisk_ai.agent.replay import conversation_events
 
-    transcript = Transcript(output_folded=output_folded)
+    transcript = Transcript(output_folded=output_folded, thinking_folded=thinking_folded)
     transcript.add_events(conversation_events(conversation))
     return transcript

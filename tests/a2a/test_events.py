@@ -44,6 +44,7 @@ EVERY_EVENT: list[Event] = [
     ToolResultEvent("toolu_2", "no operator", is_error=True),
     StatusEvent(iteration=3, phase="calling-llm", usage=Usage(10, 20, 30, 40, 5)),
     StatusEvent(phase="replay_end", count=12, truncated=True),
+    StatusEvent(iteration=2, phase="retrying", attempt=2, attempts=3, wait_seconds=2.5),
     WarningEvent(WarningKind.TOOLS_SENT_DIRECTLY, name="llm.no_tool_search", count=40),
     WarningEvent("from_a_newer_peer", params=("a", "b"), error="boom"),
     PromptEvent("how many streams are there"),

@@ -1,4 +1,7 @@
 import dataclasses
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -18,7 +21,9 @@ from fisk_ai.agent.pii import (
     luhn_valid,
     redact,
     scanner,
+    ssn_valid,
 )
+from fisk_ai.agent.pii_checks.validators import aba_routing_valid, birth_date_valid, vin_valid
 from fisk_ai.agent.runner import PromptDenied
 from fisk_ai.config.models import PiiMode
 from fisk_ai.llm.types import ToolResultBlock, ToolUseBlock
@@ -70,6 +75,39 @@ def kinds(text: str) -> list[Check]:
         (PRIVATE_KEY, Check.SECRET),
         (NATS_CREDS, Check.SECRET),
         ("db password: hunter2hunter2", Check.SECRET),
+        ("OPENAI_API_KEY=sk-proj-" + "Ab1" * 12, Check.SECRET),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", Check.SECRET),
+        ("role arn:aws:iam::123456789012:role/deploy", Check.CLOUD_RESOURCE),
+        ("aws account id: 123456789012", Check.CLOUD_RESOURCE),
+        (
+            "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-prod",
+            Check.CLOUD_RESOURCE,
+        ),
+        ("projects/acme-prod-42/zones/us-east1-b/instances/vm-1", Check.CLOUD_RESOURCE),
+        ("instance i-0abcdef1234567890 stopped", Check.CLOUD_RESOURCE),
+        ("routing number 021000021", Check.BANK_ACCOUNT),
+        ("account number: 000123456789", Check.BANK_ACCOUNT),
+        ("sort code 40-47-84", Check.BANK_ACCOUNT),
+        ("SSN 123456789", Check.SSN),
+        ("date of birth: 1984-03-12", Check.DATE_OF_BIRTH),
+        ("born on March 12, 1984", Check.DATE_OF_BIRTH),
+        ("driver's license number D1234567", Check.DRIVERS_LICENSE),
+        ("MRN: 00482913", Check.MEDICAL_ID),
+        ("NHS number 943 476 5919", Check.MEDICAL_ID),
+        ("your verification code is 482913", Check.OTP),
+        ("passport number 533380006", Check.PASSPORT),
+        ("ship to 221B Baker Street, London", Check.PHYSICAL_ADDRESS),
+        ("lives at 742 Evergreen Terrace, Springfield, OR 97403", Check.PHYSICAL_ADDRESS),
+        ("P.O. Box 1234", Check.PHYSICAL_ADDRESS),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x (output cut short", Check.SECRET),
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF0=\n=Ab1c\n"
+            "-----END PGP PRIVATE KEY BLOCK-----",
+            Check.SECRET,
+        ),
+        ("write to john_doe@example.com", Check.EMAIL),
+        ("car 1HGCM82633A004352", Check.VIN),
+        ("VIN WVWZZZ1JZXW000001", Check.VIN),
     ],
 )
 def test_each_check_finds_its_kind(text: str, check: Check) -> None:
@@ -90,6 +128,16 @@ def test_each_check_finds_its_kind(text: str, check: Check) -> None:
         "max_tokens=500000 exit_code=0 pid 12345678 at 1733050121",
         "call 555-2671",
         "the token is short",
+        "born to run, passport photo, the account settings, security code review",
+        "released on 1984-03-12",  # a date with no birth word in front of it
+        "build 8C74ECD82AF603FBF ok",  # uppercase hex passing the VIN check digit
+        "1HGCM82633A004353",  # a VIN shape failing its check digit
+        "parcel 9400 4231 4299 1660 0856 90",  # a card number inside a tracking number
+        "ISBN 978-0-306-40615-7, invoice INV-2026-004512, semver v1.2.3-rc.1+build.7",
+        "src/app/main.py:120:14: E501, color #1a2b3c, took 12ms",
+        "12 steps down the road, 3 ways to drive",
+        "api_key: ${API_KEY} password: <redacted> token: null",
+        "Authorization: Bearer YOUR_TOKEN_HERE_PLEASE",
     ],
 )
 def test_look_alikes_are_left_alone(text: str) -> None:
@@ -102,12 +150,79 @@ def test_validators() -> None:
     assert not card_valid("1234567812345670")
     assert iban_valid("GB82 WEST 1234 5698 7654 32")
     assert not iban_valid("GB82 WEST 1234 5698 7654 33")
+    assert ssn_valid("123-45-6789")
+    assert not ssn_valid("123-00-6789")
+    assert vin_valid("1HGCM82633A004352")
+    assert not vin_valid("1HGCM82633A004353")
+    assert aba_routing_valid("021000021")
+    assert not aba_routing_valid("021000022")
+    assert birth_date_valid("March 12, 1984")
+    assert not birth_date_valid("1984-02-30")
+    assert not birth_date_valid("2999-01-01")
+
+
+def test_each_check_redacts_to_its_typed_placeholder() -> None:
+    text = (
+        "DOB 1984-03-12, passport number 533380006, MRN: 00482913, "
+        "ship to 221B Baker Street, car 1HGCM82633A004352, your verification code is 482913"
+    )
+    assert redact(text, scanner().scan(text)) == (
+        "DOB [DATE-OF-BIRTH-REDACTED], passport number [PASSPORT-REDACTED], "
+        "MRN: [MEDICAL-ID-REDACTED], ship to [PHYSICAL-ADDRESS-REDACTED], "
+        "car [VIN-REDACTED], your verification code is [OTP-REDACTED]"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-" * 65536,
+        "-----BEGIN RSA PRIVATE KEY-----" * 2000,
+        "-----BEGIN NATS USER JWT-----\n" * 2000,
+        "a" * 65535 + "@",
+        "eyJ" * 21845,
+        " St" * 21845,
+        "a@" * 32768,
+    ],
+    ids=[
+        "dashes",
+        "unended-keys",
+        "unended-nats",
+        "letters-then-at",
+        "jwt-heads",
+        "suffixes",
+        "ats",
+    ],
+)
+def test_a_hostile_64_kib_output_scans_in_linear_time(text: str) -> None:
+    # Each of these took from a second to two minutes when a pattern re-read a long run from
+    # each of its characters; linear, they take tens of milliseconds, and a loaded machine
+    # still stays far under the bound.
+    started = time.perf_counter()
+    scanner().scan(text)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_importing_the_guard_loads_no_phone_library() -> None:
+    # The library loads when a run builds its scanner; a run with the guard off never does.
+    code = "import sys, fisk_ai.agent.pii; print('phonenumbers' in sys.modules)"
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "False"
 
 
 def test_redact_replaces_each_finding_with_its_typed_placeholder() -> None:
     text = "mail jane@example.com, card 4111 1111 1111 1111, Bearer abcDEF123456ghiJKL789"
     assert redact(text, scanner().scan(text)) == (
         "mail [EMAIL-REDACTED], card [CREDIT-CARD-REDACTED], Bearer [SECRET-REDACTED]"
+    )
+
+
+def test_a_character_that_lowercases_to_two_shifts_no_redaction() -> None:
+    text = "İİİ passport number 533380006, MRN: 00482913"
+    assert redact(text, scanner().scan(text)) == (
+        "İİİ passport number [PASSPORT-REDACTED], MRN: [MEDICAL-ID-REDACTED]"
     )
 
 
@@ -128,6 +243,37 @@ async def test_redact_rewrites_a_prompt_and_warns_once() -> None:
     assert warnings[0].kind == WarningKind.PII_FOUND
     assert warnings[0].params == ("email",)
     assert "jane@example.com" not in warnings[0].error
+
+
+async def test_redact_rewrites_new_checks_in_a_prompt_and_a_tool_output() -> None:
+    guard = PiiGuard(PiiMode.REDACT, RecordingSink(), scanner())
+
+    assert await guard.on_prompt("my passport number 533380006, born on March 12, 1984") == (
+        "my passport number [PASSPORT-REDACTED], born on [DATE-OF-BIRTH-REDACTED]"
+    )
+    redacted = await guard.on_tool_result(
+        CALL, Outcome("owner: arn:aws:iam::123456789012:role/ops\nvin 1HGCM82633A004352")
+    )
+    assert redacted == Outcome("owner: [CLOUD-RESOURCE-REDACTED]\nvin [VIN-REDACTED]")
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("the sms said your verification code is 482913", "otp"),
+        ("driver's license number D1234567", "drivers_license"),
+        ("routing number 021000021", "bank_account"),
+    ],
+)
+async def test_reject_refuses_new_checks_in_a_prompt_and_a_tool_output(
+    text: str, named: str
+) -> None:
+    guard = PiiGuard(PiiMode.REJECT, RecordingSink(), scanner())
+
+    denied = await guard.on_prompt(text)
+    assert isinstance(denied, Deny)
+    assert named in denied.reason
+    assert await guard.on_tool_result(CALL, Outcome(text)) == Outcome(WITHHELD_OUTPUT)
 
 
 async def test_reject_denies_a_prompt_and_withholds_a_tool_output() -> None:

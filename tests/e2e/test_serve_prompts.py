@@ -322,7 +322,7 @@ def test_a_prompts_config_without_a_model_fails_in_one_sentence_naming_the_key(
     assert '"llm.model" is required by expose.agent.a2a.prompts' in result.stderr
 
 
-def test_a_config_enabling_slack_is_refused_naming_the_key(
+def test_a_slack_config_without_its_token_is_refused_naming_the_variable(
     tmp_path: Path, run_fisk: RunFisk
 ) -> None:
     config = tmp_path / "jobs.yaml"
@@ -339,11 +339,13 @@ def test_a_config_enabling_slack_is_refused_naming_the_key(
         "    slack: {}\n"
     )
 
-    result = run_fisk("serve", "--config", str(config))
+    result = run_fisk(
+        "serve", "--config", str(config), env={"SLACK_APP_TOKEN": "", "SLACK_BOT_TOKEN": ""}
+    )
 
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
-    assert "expose.agent.slack is not available in this build" in result.stderr
+    assert "expose.agent.slack needs SLACK_APP_TOKEN" in result.stderr
 
 
 async def test_a_second_sigint_stops_at_once_and_tells_the_running_caller(

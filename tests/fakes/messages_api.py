@@ -94,12 +94,19 @@ def reply(
     }
 
 
-def error(status: int, message: str, error_type: str | None = None) -> Turn:
-    """A failed turn: the API's error body with this status."""
-    return {
+def error(
+    status: int, message: str, error_type: str | None = None, *, retry_after_ms: int | None = None
+) -> Turn:
+    """A failed turn: the API's error body with this status. Given ``retry_after_ms``, the
+    answer tells the SDK to retry (``x-should-retry: true``) after that long (``retry-after-ms``);
+    otherwise it tells the SDK not to."""
+    turn: Turn = {
         "status": status,
         "error": {"type": error_type or _ERROR_TYPES.get(status, "api_error"), "message": message},
     }
+    if retry_after_ms is not None:
+        turn["retry_after_ms"] = retry_after_ms
+    return turn
 
 
 class FakeMessagesAPI:
@@ -114,6 +121,8 @@ class FakeMessagesAPI:
         self.requests: list[Any] = []
         self.headers: list[dict[str, str]] = []
         self._holds: dict[int, threading.Event] = {}
+        self._retry_after_ms: dict[int, int] = {}
+        """The requests answered with a retryable error, by number: how long to wait."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll keeps stop() quick: shutdown waits for the serving loop's next look.
@@ -195,6 +204,8 @@ class FakeMessagesAPI:
         if held is not None:
             held.wait()
         if "status" in turn:
+            if "retry_after_ms" in turn:
+                self._retry_after_ms[number] = int(turn["retry_after_ms"])
             return int(turn["status"]), _error_body(turn), number
         model = body.get("model", "") if isinstance(body, dict) else ""
         message = {
@@ -242,7 +253,11 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.send_header("request-id", f"req_fake_{number}")
-            if status != 200:
+            retry_after_ms = api._retry_after_ms.get(number)
+            if retry_after_ms is not None:
+                self.send_header("x-should-retry", "true")
+                self.send_header("retry-after-ms", str(retry_after_ms))
+            elif status != 200:
                 self.send_header("x-should-retry", "false")
             self.end_headers()
             self.wfile.write(payload)

@@ -61,3 +61,8 @@ def test_the_banner_names_the_tier_and_directory_only_when_enabled(store: Path) 
     assert knowledge_label(_config(store)) == f"enabled, lexical ({store})"
     off = config.parse("identity: ops\nsystem_prompt: hi\n", config.Mode.LENIENT)
     assert knowledge_label(off) == "disabled"
+
+
+def test_the_banner_names_the_hybrid_tier_and_its_model(store: Path) -> None:
+    cfg = _config(store, "    embeddings:\n      base_url: http://127.0.0.1:1\n      model: m\n")
+    assert knowledge_label(cfg) == f"enabled, hybrid with m ({store})"

@@ -49,6 +49,14 @@ async def test_z_unfolds_the_thinking() -> None:
         assert "weighing option 0 against the stream limits" in screen_text(app)
 
 
+async def test_thinking_opens_shown_when_asked_for() -> None:
+    app = SessionsApp(conversation=conversation_of(stream_report()), thinking=True)
+    async with app.run_test(size=SIZE):
+        text = screen_text(app)
+        assert "weighing option 0 against the stream limits" in text
+        assert "lines of thinking (z to expand)" not in text
+
+
 async def test_search_reveals_a_folded_match_and_n_moves_on() -> None:
     app = viewer()
     async with app.run_test(size=SIZE) as pilot:

@@ -88,6 +88,18 @@ class Receiver:
             if attribute.key == "service.name"
         }
 
+    def metric_points(self, name: str) -> list[Any]:
+        """Every data point of metric ``name`` that arrived: sum or histogram points."""
+        points: list[Any] = []
+        for request in self.metrics:
+            for resource in request.resource_metrics:
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        if metric.name == name:
+                            kind = metric.WhichOneof("data")
+                            points.extend(getattr(metric, kind).data_points)
+        return points
+
     def metric_names(self) -> set[str]:
         return {
             metric.name

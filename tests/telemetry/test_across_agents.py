@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from fisk_ai.a2a.memory import MemoryBroker
 from fisk_ai.a2a.messages import TerminalError, TerminalResult
@@ -17,7 +18,7 @@ from fisk_ai.telemetry import Telemetry, TelemetrySettings, current_traceparent,
 from tests.agent.conftest import toolset
 from tests.fakes.provider import ScriptedProvider, answer
 from tests.serve.prompts.engine import IDENTITY, OPTIONS, SETTINGS, WAIT
-from tests.telemetry.receiver import Receiver
+from tests.telemetry.receiver import Receiver, attributes
 
 PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -75,12 +76,21 @@ async def test_two_agents_one_delegating_to_the_other_are_one_trace(
     assert terminal.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert terminal.content_exported
     roots = {span.name: span for span in receiver.spans() if span.name.startswith("invoke_agent")}
-    # The engine's settings name no identity, so its root is the bare operation.
-    assert set(roots) == {"invoke_agent caller", "invoke_agent"}
+    # The engine's settings name no identity, so its root is the bare operation; the caller's
+    # request to agent "ops" is a client span of its own.
+    assert set(roots) == {"invoke_agent caller", "invoke_agent ops", "invoke_agent"}
     assert {span.trace_id.hex() for span in receiver.spans()} == {terminal.trace_id}
-    # The served run hangs off the span that was current when the caller sent the prompt.
-    served, calling = roots["invoke_agent"], roots["invoke_agent caller"]
-    assert served.parent_span_id == calling.span_id
+    served, request, calling = (
+        roots["invoke_agent"],
+        roots["invoke_agent ops"],
+        roots["invoke_agent caller"],
+    )
+    assert request.kind == Span.SPAN_KIND_CLIENT
+    assert attributes(request)["fisk.a2a.request"] == "prompt"
+    assert request.parent_span_id == calling.span_id
+    # The served run hangs off the request's span, not the one current before it was sent.
+    assert served.parent_span_id == request.span_id
+    assert served.kind == Span.SPAN_KIND_SERVER
     assert sent.split("-")[2] == calling.span_id.hex()
 
 
@@ -102,6 +112,8 @@ async def test_a_served_prompt_continues_the_traceparent_its_caller_sent(
     assert not terminal.content_exported
     (root,) = [span for span in receiver.spans() if span.name.startswith("invoke_agent")]
     assert root.parent_span_id.hex() == "00f067aa0ba902b7"
+    # Sent once the run is over, the terminal hangs off the served run's root span.
+    assert terminal.traceparent == f"00-{terminal.trace_id}-{root.span_id.hex()}-01"
 
 
 async def test_without_telemetry_results_carry_no_trace_and_requests_no_traceparent(
@@ -150,17 +162,22 @@ async def test_a_remote_tool_call_carries_the_current_spans_traceparent(
 
     await broker.connect().subscribe(tool_subject("peer"), keep)
     caller = live(receiver, "caller")
-    with caller.run("caller") as _, caller.tool_call("status"):
-        current = current_traceparent()
-        # Nobody answers: the request went out, which is all this test reads.
-        with pytest.raises(A2AError):
-            await call_tool(
-                broker.connect(), "peer", "status", {}, request_timeout=timedelta(seconds=0.2)
-            )
+    # Nobody answers: the request went out, which is all this test reads.
+    with caller.run("caller"), caller.tool_call("peer_status"), pytest.raises(A2AError):
+        await call_tool(
+            broker.connect(), "peer", "status", {}, request_timeout=timedelta(seconds=0.2)
+        )
     caller.shutdown()
     (request,) = sent
-    assert current
-    assert request.traceparent == current
+    spans = {span.name: span for span in receiver.spans()}
+    remote, local = spans["execute_tool status"], spans["execute_tool peer_status"]
+    assert remote.kind == Span.SPAN_KIND_CLIENT
+    assert attributes(remote)["fisk.a2a.peer"] == "peer"
+    assert remote.parent_span_id == local.span_id
+    # A peer that never answered is a classed failure on the call's span.
+    assert attributes(remote)["error.type"] == "_OTHER"
+    assert request.traceparent is not None
+    assert request.traceparent.split("-")[2] == remote.span_id.hex()
 
 
 def test_every_ending_carries_the_trace_and_content_is_never_claimed_without_one() -> None:
@@ -185,3 +202,47 @@ def test_every_ending_carries_the_trace_and_content_is_never_claimed_without_one
     untraced = terminal_message(failed, header, identity="ops", content_exported=True)
     assert untraced.trace_id == ""
     assert not untraced.content_exported
+
+
+async def test_a_worker_at_ratio_zero_still_records_a_delegation_its_caller_sampled(
+    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+) -> None:
+    caller, worker = live(receiver, "caller"), live(receiver, "worker", sample_ratio=0.0)
+    server = await serve(broker, tmp_path, worker)
+    client = PromptsClient(broker.connect(), IDENTITY, request_timeout=WAIT)
+    try:
+        with caller.run("caller"):
+            terminal = await client.ask("what is the answer")
+    finally:
+        await server.close()
+    caller.shutdown()
+    worker_delivery = worker.shutdown()
+
+    assert worker_delivery.delivered > 0
+    spans = {span.name: span for span in receiver.spans()}
+    assert spans["invoke_agent"].parent_span_id == spans["invoke_agent ops"].span_id
+    assert {span.trace_id.hex() for span in spans.values()} == {terminal.trace_id}
+
+
+async def test_a_caller_that_samples_nothing_cannot_switch_the_workers_recording_off(
+    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+) -> None:
+    caller, worker = live(receiver, "caller", sample_ratio=0.0), live(receiver, "worker")
+    server = await serve(broker, tmp_path, worker)
+    client = PromptsClient(broker.connect(), IDENTITY, request_timeout=WAIT)
+    try:
+        with caller.run("caller"):
+            sent = current_traceparent()
+            terminal = await client.ask("what is the answer")
+    finally:
+        await server.close()
+    assert caller.shutdown().attempted == 0
+    worker.shutdown()
+
+    # The caller's context says not sampled; the worker records anyway, in the caller's trace.
+    assert int(sent.split("-")[3], 16) & 1 == 0
+    assert isinstance(terminal, TerminalResult)
+    assert terminal.trace_id == sent.split("-")[1]
+    assert receiver.service_names() == {"worker"}
+    (served,) = [span for span in receiver.spans() if span.name == "invoke_agent"]
+    assert served.trace_id.hex() == terminal.trace_id

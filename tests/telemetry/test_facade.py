@@ -167,3 +167,15 @@ def test_delivery_counts_with_nothing_listening() -> None:
     delivery = handle.shutdown()
     assert (delivery.attempted, delivery.delivered) == (1, 0)
     assert delivery.first_error
+
+
+def test_the_environment_carrier_is_read_only_when_well_formed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fisk_ai.telemetry import environment_traceparent
+
+    monkeypatch.setenv("TRACEPARENT", PARENT)
+    assert environment_traceparent() == PARENT
+    for malformed in ("", "not-a-traceparent", "00-" + "0" * 32 + "-00f067aa0ba902b7-01"):
+        monkeypatch.setenv("TRACEPARENT", malformed)
+        assert environment_traceparent() == ""

@@ -37,7 +37,10 @@ def test_output_ending_in_a_line_break_counts_its_lines_and_draws_no_blank_row()
     transcript = Transcript()
     output = "".join(f"line {number}\n" for number in range(4000))
     transcript.add_event(ToolResultEvent("t1", output))
-    assert shown_rows(transcript) == ["<-", "+ 4000 lines of output (Z to expand)"]
+    assert shown_rows(transcript) == [
+        "<- 4000 lines",
+        "+ 4000 lines of output (Z to expand)",
+    ]
     transcript.toggle_output()
     assert shown_rows(transcript)[-1] == "line 3999"
 
@@ -50,7 +53,7 @@ def test_a_command_that_failed_is_an_error_with_its_exit_status_in_the_header() 
     transcript.add_event(ToolResultEvent("t1", "no such stream\n", exec=ExecRecord("x", 3)))
     assert transcript.blocks[0].kind is BlockKind.ERROR
     assert shown_rows(transcript) == [
-        "<- failed (exit 3)",
+        "<- failed (exit 3) \u00b7 1 line",
         "+ 1 line of error output (Z to expand)",
     ]
 

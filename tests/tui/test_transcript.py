@@ -39,7 +39,7 @@ def test_tool_output_is_folded_by_default_with_a_count() -> None:
 def test_a_one_line_output_says_line_in_the_singular() -> None:
     transcript = Transcript()
     transcript.add_event(ToolResultEvent("c", "done", exec=ExecRecord("x", 0)))
-    assert shown(transcript) == ["<-", "+ 1 line of output (Z to expand)"]
+    assert shown(transcript) == ["<- exit 0 \u00b7 1 line", "+ 1 line of output (Z to expand)"]
 
 
 def test_error_output_has_its_own_placeholder() -> None:
@@ -50,16 +50,24 @@ def test_non_zero_exit_and_silent_success_are_kept() -> None:
     transcript = Transcript(output_folded=False)
     transcript.add_event(ToolResultEvent("a", "boom", exec=ExecRecord("x", 2)))
     transcript.add_event(ToolResultEvent("b", "", exec=ExecRecord("x", 0)))
-    assert transcript.lines == ["<- failed (exit 2)", "boom", "<-", "(no output)"]
+    assert transcript.lines == [
+        "<- failed (exit 2) \u00b7 1 line",
+        "boom",
+        "<- exit 0 \u00b7 no output",
+    ]
 
 
-def test_long_thinking_is_folded_and_short_thinking_is_not() -> None:
+def test_thinking_long_or_short_is_folded_away_unless_asked_for() -> None:
     transcript = Transcript()
     transcript.add_event(ThinkingEvent("\n".join(f"thought {n}" for n in range(6))))
     transcript.add_event(ThinkingEvent("one short thought"))
-    rows = shown(transcript)
-    assert rows[0] == "+ 6 lines of thinking (z to expand)"
-    assert rows[1].endswith("one short thought")
+    assert shown(transcript) == [
+        "+ 6 lines of thinking (z to expand)",
+        "+ 1 line of thinking (z to expand)",
+    ]
+    asked = Transcript(thinking_folded=False)
+    asked.add_event(ThinkingEvent("one short thought"))
+    assert shown(asked)[0].endswith("one short thought")
 
 
 def test_z_expands_all_thinking_and_again_folds_it() -> None:
@@ -75,7 +83,8 @@ def test_capital_z_expands_all_output_including_errors() -> None:
     assert transcript.toggle_output() is False
     rows = shown(transcript)
     assert "SHIPPING" in rows
-    assert "(error) stream not found" in rows
+    assert "<- error \u00b7 1 line" in rows
+    assert "stream not found" in rows
 
 
 def test_toggling_one_block_leaves_the_others_folded() -> None:
@@ -111,7 +120,7 @@ def test_copy_leaves_out_folded_content_and_wrap_breaks() -> None:
     transcript.add_prompt("x" * 150)
     transcript.add_event(ToolResultEvent("c", "secret output", exec=ExecRecord("x", 0)))
     assert len(shown(transcript, 40)) > 3
-    assert transcript.text() == "> " + "x" * 150 + "\n<-"
+    assert transcript.text() == "> " + "x" * 150 + "\n<- exit 0 \u00b7 1 line"
 
 
 def test_copy_of_folded_thinking_leaves_nothing() -> None:

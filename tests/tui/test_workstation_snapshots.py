@@ -4,16 +4,20 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
+from fisk_ai.llm.registry import ProviderUnavailable
 from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.serve.prompts import LOCAL, ConversationNaming
 from fisk_ai.tui.app import FiskApp
+from fisk_ai.tui.status import RunState
 from tests.fakes.provider import ScriptedProvider, call, calls
 from tests.tui.workstation import build_app
 
 SIZE = (100, 24)
+ACCEPTANCE_SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
 SESSION = "2a9Wsnapshotsession00000000"
 SnapCompare = Callable[..., bool]
 
@@ -81,3 +85,69 @@ def test_the_approval_modal(snap_compare: SnapCompare, tmp_path: Path) -> None:
             await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=until_the_question)
+
+
+def stop_the_clock(pilot: Pilot[None]) -> None:
+    """The status bar and the result headers count seconds, and the chat bar's cursor blinks:
+    neither moves, so the picture is stable."""
+    assert isinstance(pilot.app, FiskApp)
+    pilot.app.run_screen.ticker.pause()
+    pilot.app.run_screen.activity_seconds = 0
+    pilot.app.run_screen.chat.cursor_blink = False
+
+
+@pytest.mark.parametrize("size", ACCEPTANCE_SIZES)
+def test_mid_turn(snap_compare: SnapCompare, tmp_path: Path, size: tuple[int, int]) -> None:
+    """The prompt, thinking folded away, the narration, a call with its result header and
+    folded output, then the turn waiting for the model: [running] and the activity."""
+    provider = StallingProvider(
+        [calls(call("t1", "say", {"words": "hi"}), text="Saying hi first.", thinking="plan")]
+    )
+    app, _ = build_app(tmp_path, provider, prompt="say hi to the fleet", naming=FIXED_SESSION)
+
+    async def until_the_output(pilot: Pilot[None]) -> None:
+        stop_the_clock(pilot)
+        assert isinstance(pilot.app, FiskApp)
+        while pilot.app.run_screen.view.transcript.line_count < 6:
+            await pilot.pause()
+        stop_the_clock(pilot)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=until_the_output)
+
+
+@pytest.mark.parametrize("size", ACCEPTANCE_SIZES)
+def test_at_an_approval(snap_compare: SnapCompare, tmp_path: Path, size: tuple[int, int]) -> None:
+    """The approval modal over the run screen: the command, its tag, No focused; [blocked]."""
+    provider = StallingProvider([calls(call("t1", "stream_rm", {"stream": "ORDERS"}))])
+    app, _ = build_app(tmp_path, provider, prompt="remove ORDERS", naming=FIXED_SESSION)
+
+    async def until_the_question(pilot: Pilot[None]) -> None:
+        stop_the_clock(pilot)
+        while not isinstance(pilot.app.screen, ApprovalScreen):
+            await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=until_the_question)
+
+
+@pytest.mark.parametrize("size", ACCEPTANCE_SIZES)
+def test_after_an_error(snap_compare: SnapCompare, tmp_path: Path, size: tuple[int, int]) -> None:
+    """A call ran, then the model call failed: the failure in the transcript, [error] in red
+    on the status bar, and the chat bar open for the next prompt."""
+    overloaded = ProviderUnavailable(
+        "the Anthropic API is overloaded (529: Overloaded); try again later", status=529
+    )
+    provider = ScriptedProvider(
+        [calls(call("t1", "say", {"words": "hi"}), text="Saying hi first."), overloaded]
+    )
+    app, _ = build_app(tmp_path, provider, prompt="say hi to the fleet", naming=FIXED_SESSION)
+
+    async def until_the_error(pilot: Pilot[None]) -> None:
+        stop_the_clock(pilot)
+        assert isinstance(pilot.app, FiskApp)
+        screen = pilot.app.run_screen
+        while screen.turn_running or screen.run_state is not RunState.ERROR:
+            await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=until_the_error)

@@ -33,9 +33,10 @@ from fisk_ai.a2a.errors import A2AError
 from fisk_ai.a2a.messages import Identity, RequestPrompt, reply_header
 from fisk_ai.a2a.outcome import terminal_message
 from fisk_ai.a2a.vocabulary import Direction
-from fisk_ai.agent.outcome import Abandoned, Completed, NotRun, Refusal, RunResult
+from fisk_ai.agent.outcome import Abandoned, Completed, Crashed, NotRun, Refusal, RunResult
 from fisk_ai.serve.jobs.wire import (
     FINISHED_STATES,
+    TRACEPARENT_HEADER,
     PayloadRefused,
     QueueSettings,
     StoredTask,
@@ -49,8 +50,10 @@ from fisk_ai.serve.jobs.wire import (
 )
 from fisk_ai.serve.oplog import ending_fields, operator_log
 from fisk_ai.serve.server import Budget, Work, WorkKind
+from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
+from fisk_ai.telemetry import TurnTrace
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -147,10 +150,22 @@ class JobsChannel:
                 await subscription.unsubscribe()
 
     async def next(self) -> Work | None:
+        import nats.errors
+
         while not self._closed.is_set():
             if not await self._slot():
                 return None
-            work = await self._take()
+            try:
+                work = await self._take()
+            except (nats.errors.Error, SessionError, OSError) as error:
+                # A node of the cluster going away fails one pull or one claim, not the
+                # channel: the item comes back when its lease runs out, and the client
+                # reconnects to another node meanwhile.
+                _log.warning("taking a job off %s failed, trying again: %s", self.name, error)
+                self._capacity.release()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), FETCH_WAIT)
+                continue
             if work is not None:
                 return work
             self._capacity.release()
@@ -229,7 +244,11 @@ class JobsChannel:
             prompt_bytes=len(request.prompt.encode()),
             tries=task.document["tries"],
         )
-        return await self._work(task, request, message)
+        # The submitter's trace rides on the work item's headers; a payload written with one in
+        # its header is the fallback.
+        headers = message.headers or {}
+        traceparent = headers.get(TRACEPARENT_HEADER) or request.traceparent or ""
+        return await self._work(task, request, message, traceparent)
 
     async def _runnable(self, task: StoredTask, message: Msg) -> bool:
         state = task.state
@@ -264,7 +283,9 @@ class JobsChannel:
             raise PayloadRefused("the request's prompt is empty")
         return request
 
-    async def _work(self, task: StoredTask, request: RequestPrompt, message: Msg) -> Work | None:
+    async def _work(
+        self, task: StoredTask, request: RequestPrompt, message: Msg, traceparent: str
+    ) -> Work | None:
         session_id = job_session_id(self._options.identity, task.task_id)
         store = self._resources.store
         kind = WorkKind.START
@@ -273,11 +294,13 @@ class JobsChannel:
             terminal = conversation.terminal
             if terminal is not None and terminal.reason is TerminalReason.COMPLETED:
                 answer = conversation.messages[-1].text if conversation.messages else ""
-                await self._answer(task, request, message, RunResult(Completed(answer), session_id))
+                ended = RunResult(Completed(answer), session_id)
+                await self._answer(task, request, message, ended, TurnTrace(), kind)
                 self._capacity.release()
                 return None
             kind = WorkKind.RESUME
         lease: list[asyncio.Task[None]] = []
+        trace = TurnTrace()
 
         def started() -> None:
             lease.append(asyncio.get_running_loop().create_task(self._renew(message)))
@@ -294,7 +317,7 @@ class JobsChannel:
             for renewing in lease:
                 renewing.cancel()
             try:
-                await self._answer(task, request, message, result)
+                await self._answer(task, request, message, result, trace, kind)
             finally:
                 self._capacity.release()
 
@@ -309,6 +332,8 @@ class JobsChannel:
             budget=Budget(budget.max_tokens or 0, budget.max_iterations or 0) if budget else None,
             run_context=started,
             caller=request.sender.name,
+            traceparent=traceparent,
+            trace=trace,
         )
 
     async def _renew(self, message: Msg) -> None:
@@ -320,17 +345,16 @@ class JobsChannel:
                 await message.in_progress()
 
     async def _answer(
-        self, task: StoredTask, request: RequestPrompt, message: Msg, result: RunResult
+        self,
+        task: StoredTask,
+        request: RequestPrompt,
+        message: Msg,
+        result: RunResult,
+        trace: TurnTrace,
+        kind: WorkKind,
     ) -> None:
-        outcome = result.outcome
-        if isinstance(outcome, Abandoned) or (
-            isinstance(outcome, NotRun) and outcome.refusal is Refusal.CONVERSATION_BUSY
-        ):
-            reason = (
-                outcome.message
-                if isinstance(outcome, NotRun)
-                else "the worker stopped before the run finished; the redelivery resumes it"
-            )
+        reason = await self._unfinished(result, kind)
+        if reason:
             await self._finish(task, "retry", last_err=reason)
             operator_log(
                 "Returned a job to the queue",
@@ -344,10 +368,21 @@ class JobsChannel:
                 await message.nak(delay=RETRY_DELAY)
             return
         header = reply_header(request, sender=self._identity)
-        terminal = terminal_message(result, header, identity=self._options.identity)
+        terminal = terminal_message(
+            result,
+            header,
+            identity=self._options.identity,
+            trace_id=trace.trace_id,
+            content_exported=trace.content_exported,
+        )
+        if trace.traceparent:
+            terminal = terminal.model_copy(update={"traceparent": trace.traceparent})
         payload = json.loads(encode(terminal, max_size=1 << 24))
         now = timestamp()
-        await self._finish(task, "complete", result={"payload": payload, "completed": now})
+        if not await self._finish(task, "complete", result={"payload": payload, "completed": now}):
+            # Unlike asyncjobs' Go worker, which acks anyway and so loses the answer: the item
+            # comes back after the run time and the redelivery answers from the journal.
+            return
         operator_log(
             "Ending a run",
             channel=self.name,
@@ -361,6 +396,32 @@ class JobsChannel:
         except Exception as error:
             _log.warning("acknowledging job %s failed: %s", task.task_id, error)
 
+    async def _unfinished(self, result: RunResult, kind: WorkKind) -> str:
+        """Why the job goes back to the queue rather than being answered; empty when its run
+        ended. A crash the journal does not record is the journal lost (another delivery of the
+        job took it over, or the store was out of reach), and a start refused before it ran is
+        the journal made first by another delivery or the store out of reach: neither is the
+        job's answer."""
+        outcome = result.outcome
+        if isinstance(outcome, Abandoned):
+            return "the worker stopped before the run finished; the redelivery resumes it"
+        if isinstance(outcome, NotRun) and (
+            outcome.refusal is Refusal.CONVERSATION_BUSY
+            or (outcome.refusal is Refusal.NOT_STARTED and kind is WorkKind.START)
+        ):
+            return outcome.message
+        if isinstance(outcome, Crashed) and not await self._crash_journaled(result.session_id):
+            return f"{outcome.message or 'the run crashed'}; the redelivery resumes it"
+        return ""
+
+    async def _crash_journaled(self, session_id: str) -> bool:
+        try:
+            conversation = fold(await self._resources.store.read(session_id))
+        except Exception:
+            return False
+        terminal = conversation.terminal
+        return terminal is not None and terminal.reason is TerminalReason.ERROR
+
     async def _finish(
         self,
         task: StoredTask,
@@ -368,9 +429,11 @@ class JobsChannel:
         *,
         last_err: str = "",
         result: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> bool:
         """Store the task's new state, as the record a Go client reads; a save that lost to
-        another writer is tried once more on the record as it now is."""
+        another writer is tried once more on the record as it now is, unless that record is
+        finished or, for a job going back to the queue, claimed by another delivery. False
+        when nothing could be stored (the task store out of reach)."""
         for attempt in range(2):
             document = task.document
             document["state"] = state
@@ -385,11 +448,20 @@ class JobsChannel:
                 await save_task(self._js, task)
                 break
             except Exception as error:
-                reloaded = await load_task(self._js, task.task_id) if attempt == 0 else None
+                reloaded = None
+                if attempt == 0:
+                    with contextlib.suppress(Exception):
+                        reloaded = await load_task(self._js, task.task_id)
                 if reloaded is None:
                     _log.warning("storing task %s as %s failed: %s", task.task_id, state, error)
-                    return
+                    return False
+                if reloaded.state in FINISHED_STATES or (
+                    state == "retry" and reloaded.state == "active"
+                ):
+                    task.document, task.seq = reloaded.document, reloaded.seq
+                    return True
                 reloaded.document["tries"] = document.get("tries", 0)
                 task.document, task.seq = reloaded.document, reloaded.seq
         with contextlib.suppress(Exception):
             await publish_event(self._client, task)
+        return True

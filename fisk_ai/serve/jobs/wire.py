@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from nats.js.errors import APIError, NotFoundError
 
 from fisk_ai.errors import FiskError
+from fisk_ai.telemetry import current_traceparent
 from fisk_ai.util.ids import new_ksuid
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_TYPE",
     "TASKS_STREAM",
+    "TRACEPARENT_HEADER",
     "WORKERS",
     "PayloadRefused",
     "QueueSettings",
@@ -50,6 +52,8 @@ TASKS_STREAM = "CHORIA_AJ_TASKS"
 WORKERS = "WORKERS"
 EVENT_TYPE = "io.choria.asyncjobs.v1.task_state"
 EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
+# The W3C header name, as an OpenTelemetry NATS propagator carries it.
+TRACEPARENT_HEADER = "traceparent"
 FINISHED_STATES = frozenset({"complete", "completed", "expired", "terminated", "unreachable"})
 
 
@@ -235,10 +239,12 @@ async def enqueue(
     *,
     task_id: str = "",
     max_tries: int = 10,
+    traceparent: str = "",
 ) -> str:
     """Enqueue a task as an asyncjobs Go client does: the task stored first (a duplicate id
     refused), its event, then the work item, deduplicated on the id. ``payload`` is the bytes
-    a Go ``NewTask`` marshals; returns the task id."""
+    a Go ``NewTask`` marshals; returns the task id. The work item's headers carry
+    ``traceparent`` (else the current span's), so the worker's run continues that trace."""
     js = nc.jetstream()
     task_id = task_id or new_ksuid()
     document: dict[str, Any] = {
@@ -260,8 +266,12 @@ async def enqueue(
         raise
     await publish_event(nc, task)
     item = json.dumps({"kind": 0, "job": task_id}).encode()
+    headers = {"Nats-Msg-Id": task_id}
+    traceparent = traceparent or current_traceparent()
+    if traceparent:
+        headers[TRACEPARENT_HEADER] = traceparent
     try:
-        await js.publish(queue_subject(queue, task_id), item, headers={"Nats-Msg-Id": task_id})
+        await js.publish(queue_subject(queue, task_id), item, headers=headers)
     except Exception as error:
         task.document["state"] = "queue_error"
         task.document["last_err"] = str(error) or type(error).__name__

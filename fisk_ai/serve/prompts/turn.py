@@ -30,7 +30,6 @@ from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.agent.events import Event, StatusPhase
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.serve.replies import ReplySet
-from fisk_ai.telemetry import TurnTrace
 from fisk_ai.tools.questions import Answer, Question
 
 __all__ = ["PendingQuestion", "Turn", "Turnable", "refuse", "unsubscribe"]
@@ -77,8 +76,9 @@ class Turn:
         self.sink = _QueuedEvents(self._events)
         self._pump: asyncio.Task[None] | None = None
         self._keepalive: asyncio.Task[None] | None = None
-        self.trace = TurnTrace()
-        """What the run recorded of its trace, which the terminal message reports."""
+        self.trace = replies.trace
+        """What the run recorded of its trace: the terminal message reports it, and every reply
+        sent outside a span carries its root's traceparent."""
 
     def begin(self, keepalive_interval: timedelta) -> None:
         """The run is starting: its events go out, and quiet spells get keepalives."""

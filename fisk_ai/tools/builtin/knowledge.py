@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fisk_ai import telemetry
 from fisk_ai.knowledge.errors import KnowledgeError
 from fisk_ai.tools.base import ExecDeps, Outcome
 from fisk_ai.tools.builtin.base import TracedBuiltin
@@ -64,6 +65,11 @@ class _KnowledgeTool(TracedBuiltin):
         self._index = index
         self._top_k = top_k
         self._budget = max_injected_tokens * CHARACTERS_PER_TOKEN
+
+    @property
+    def index(self) -> KnowledgeIndex:
+        """The index this tool reads, which the workstation's explorer reads too."""
+        return self._index
 
     @property
     def mcp_exposable(self) -> bool:
@@ -120,9 +126,15 @@ class KnowledgeSearch(_KnowledgeTool):
 
     async def _call(self, arguments: Mapping[str, Any]) -> Outcome:
         top_k = arguments.get("top_k")
-        answer = await self._index.search(
-            str(arguments["query"]), top_k if isinstance(top_k, int) else self._top_k
-        )
+        wanted = top_k if isinstance(top_k, int) else self._top_k
+        handle = telemetry.current()
+        with handle.knowledge_search(wanted) as span:
+            answer = await self._index.search(str(arguments["query"]), wanted)
+            span.set("fisk.knowledge.status", answer.status.value)
+            span.set("fisk.knowledge.hits", len(answer.hits))
+            span.set("fisk.knowledge.degraded", bool(answer.degraded))
+        if answer.degraded:
+            handle.degraded_search()
         return Outcome(_json(search_result(answer, self._budget)))
 
 
@@ -185,7 +197,10 @@ class KnowledgeEnumerate(_KnowledgeTool):
     }
 
     async def _call(self, arguments: Mapping[str, Any]) -> Outcome:
-        answer = await self._index.enumerate(str(arguments["query"]))
+        with telemetry.current().knowledge_enumerate() as span:
+            answer = await self._index.enumerate(str(arguments["query"]))
+            span.set("fisk.knowledge.status", answer.status.value)
+            span.set("fisk.knowledge.documents", len(answer.documents))
         return Outcome(_json(enumerate_result(answer, self._budget // 4)))
 
 

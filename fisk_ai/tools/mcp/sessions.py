@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from fisk_ai import config
+from fisk_ai import config, telemetry
 from fisk_ai.config.references import resolve_references
 from fisk_ai.errors import FiskError
 from fisk_ai.tools.base import Outcome
@@ -65,6 +65,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 _CLIENT_NAME = "fisk-ai"
+MCP_CALL_FAILED = telemetry.ErrorClass("mcp_call_failed")
 
 
 class McpServerError(FiskError):
@@ -353,6 +354,13 @@ class McpConnection:
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         """Call ``tool`` on the server; a dead session is reconnected first, and a server that
         cannot be reached answers with an error naming it."""
+        with telemetry.current().mcp_tool_call(tool, server=self.name) as span:
+            outcome = await self._call(tool, arguments)
+            if outcome.is_error:
+                span.fail(MCP_CALL_FAILED)
+            return outcome
+
+    async def _call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         client = self._client
         if client is None or self._broken:
             try:

@@ -44,6 +44,9 @@ class TranscriptView(ScrollView, can_focus=True):
         "transcript--meta",
         "transcript--warning",
         "transcript--placeholder",
+        "transcript--result-header",
+        "transcript--question",
+        "transcript--answer",
         "transcript--blank",
         "transcript--focused",
         "transcript--match",
@@ -57,12 +60,15 @@ class TranscriptView(ScrollView, can_focus=True):
         & > .transcript--prompt { text-style: bold; }
         & > .transcript--narration { }
         & > .transcript--thinking { color: $text-muted; text-style: dim; }
-        & > .transcript--call { color: ansi_bright_cyan; }
+        & > .transcript--call { color: $text-primary; text-style: bold; }
         & > .transcript--output { }
         & > .transcript--error { color: $text-error; }
         & > .transcript--meta { color: $text-muted; }
         & > .transcript--warning { color: $text-warning; }
         & > .transcript--placeholder { color: $text-muted; text-style: italic; }
+        & > .transcript--result-header { color: $text-muted; }
+        & > .transcript--question { color: $text-accent; text-style: bold; }
+        & > .transcript--answer { color: $text-success; }
         & > .transcript--blank { }
         & > .transcript--focused { background: $accent 30%; }
         & > .transcript--match { background: $warning 40%; }
@@ -79,7 +85,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("down", "focus_next_block", "Next block", show=False),
         Binding("left_square_bracket", "previous_prompt", "Previous prompt", show=False),
         Binding("right_square_bracket", "next_prompt", "Next prompt", show=False),
-        Binding("z", "toggle_thinking", "Fold thinking"),
+        Binding("z", "toggle_thinking", "Show or hide thinking"),
         Binding("Z", "toggle_output", "Fold output"),
         Binding("enter,space", "toggle_block", "Fold block", show=False),
         Binding("slash", "search", "Search"),
@@ -146,9 +152,10 @@ class TranscriptView(ScrollView, can_focus=True):
             row = self.transcript.line_row(top_line, self._width)
             self.scroll_to(y=row, animate=False, immediate=True)
 
-    def append(self, events: Iterable[Event]) -> None:
-        """Add a batch of events; only the new blocks are measured."""
-        self.transcript.add_events(events)
+    def append(self, events: Iterable[Event], *, seconds: int | None = None) -> None:
+        """Add a batch of events; only the new blocks are measured. ``seconds`` is how long
+        the tool call a result answers took, when the caller timed it."""
+        self.transcript.add_events(events, seconds=seconds)
         self._changed()
 
     def add_meta(self, text: str) -> None:
@@ -311,7 +318,7 @@ class TranscriptView(ScrollView, can_focus=True):
     def action_toggle_thinking(self) -> None:
         folded = self.transcript.toggle_thinking()
         self._changed_keeping_place()
-        self.notify("thinking folded" if folded else "thinking expanded", timeout=2)
+        self.notify("thinking hidden" if folded else "thinking shown", timeout=2)
 
     def action_toggle_output(self) -> None:
         folded = self.transcript.toggle_output()

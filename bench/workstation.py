@@ -1,0 +1,322 @@
+"""How fast the workstation opens, each figure beside a baseline measured in the same run.
+
+    python bench/workstation.py [--runs N]
+
+- **First frame of `fisk run`**: from spawning the process in a pseudo-terminal to its first
+  frame on the terminal, against a bare Textual app that draws one label, spawned the same way,
+  in alternating runs. Both write the wall-clock time of their first frame to the file named by
+  ``FISK_FIRST_FRAME_FILE`` (the workstation honours it; see fisk_ai/tui/host.py), so nothing is
+  polled on a timer. Budget: at most 2x the bare app.
+- **5,000 stored sessions**: `fisk session ls` as a whole process, and the session browser from
+  its start until the list holds every row, against a process that only lists the directory
+  and one that reads every journal. The first listing builds the index (cold); the figures
+  after it read the index (warm). Budget: at most 300 ms.
+- **Keypress to frame on a 100k-line transcript**: bench/transcript.py's own measurement of the
+  TranscriptView and of Textual's Log, reused. Budget: at most 1.2x the Log.
+
+No asserts: this prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FISK = Path(sys.executable).with_name("fisk")
+COWSAY_CONFIG = REPO_ROOT / "examples" / "cowsay" / "agent.yaml"
+FIRST_FRAME_FILE = "FISK_FIRST_FRAME_FILE"
+TERMINAL_SIZE = (40, 120)  # rows, columns
+SESSIONS = 5000
+DEADLINE = 30.0
+CTRL_D, CTRL_Q = b"\x04", b"\x11"
+
+FIRST_FRAME_BUDGET = 2.0
+LISTING_BUDGET_SECONDS = 0.300
+KEYPRESS_BUDGET = 1.2
+
+BARE_APP = """
+import os, time
+from textual.app import App
+from textual.widgets import Label
+
+class Bare(App):
+    def compose(self):
+        yield Label("fisk-ai")
+
+    def on_ready(self):
+        with open(os.environ["FISK_FIRST_FRAME_FILE"], "w") as mark:
+            mark.write(f"{time.time():.6f}\\n")
+
+Bare().run()
+"""
+
+LIST_ONLY = "import os, sys; [entry.stat() for entry in os.scandir(sys.argv[1])]"
+READ_ALL = (
+    "import os, sys\n"
+    "for entry in os.scandir(sys.argv[1]):\n"
+    "    with open(entry.path, 'rb') as journal: journal.read()\n"
+)
+
+
+def first_frame_seconds(argv: list[str], leave: bytes, environment: dict[str, str]) -> float:
+    """Spawn ``argv`` on a fresh pseudo-terminal; the seconds until its first frame. ``leave``
+    is the key that ends it afterwards."""
+    with tempfile.TemporaryDirectory() as scratch:
+        mark = Path(scratch) / "first-frame"
+        main_fd, terminal_fd = pty.openpty()
+        rows, columns = TERMINAL_SIZE
+        fcntl.ioctl(terminal_fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        started = time.time()
+        process = subprocess.Popen(
+            argv,
+            stdin=terminal_fd,
+            stdout=terminal_fd,
+            stderr=terminal_fd,
+            cwd=scratch,
+            env={**environment, FIRST_FRAME_FILE: str(mark), "TERM": "xterm-256color"},
+            start_new_session=True,
+        )
+        os.close(terminal_fd)
+        try:
+            drawn = _wait_for_mark(main_fd, mark, process)
+            os.write(main_fd, leave)
+            _drain_until_exit(main_fd, process)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            os.close(main_fd)
+    return drawn - started
+
+
+def _wait_for_mark(main_fd: int, mark: Path, process: subprocess.Popen[bytes]) -> float:
+    """Read what the program draws (so it never blocks on a full terminal) until it has
+    written its first-frame time."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError):
+            text = mark.read_text()
+            if text.endswith("\n"):
+                return float(text)
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} ended before its first frame")
+        readable, _, _ = select.select([main_fd], [], [], 0.01)
+        if readable:
+            with contextlib.suppress(OSError):
+                os.read(main_fd, 65536)
+    raise RuntimeError(f"{process.args!r} drew no frame within {DEADLINE:.0f} s")
+
+
+def _drain_until_exit(main_fd: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while process.poll() is None and time.monotonic() < deadline:
+        readable, _, _ = select.select([main_fd], [], [], 0.05)
+        if readable:
+            try:
+                os.read(main_fd, 65536)
+            except OSError:
+                break  # the program closed the terminal
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=DEADLINE)
+
+
+def first_frames(runs: int) -> tuple[float, float]:
+    """Median first frame of `fisk run` and of the bare app, in alternating runs."""
+    environment = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "bench",
+        # Nothing listens there: the turn fails after the frame, which is all that is timed.
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+    }
+    environment.pop("NO_TUI", None)
+    with tempfile.TemporaryDirectory() as state:
+        fisk = [str(FISK), "run", "--config", str(COWSAY_CONFIG), "--state-dir", state, "hello"]
+        bare = [sys.executable, "-c", BARE_APP]
+        first_frame_seconds(fisk, CTRL_D, environment)  # warm the disk cache
+        first_frame_seconds(bare, CTRL_Q, environment)
+        fisk_runs, bare_runs = [], []
+        for _ in range(runs):
+            fisk_runs.append(first_frame_seconds(fisk, CTRL_D, environment))
+            bare_runs.append(first_frame_seconds(bare, CTRL_Q, environment))
+    return statistics.median(fisk_runs), statistics.median(bare_runs)
+
+
+def write_sessions(directory: Path, count: int) -> None:
+    """``count`` journals as a chat leaves them (meta, an answer, a terminal record), written
+    with the journal encoding but without a sync per record, to keep the setup short."""
+    from fisk_ai.llm.types import Message, Role, TextBlock
+    from fisk_ai.sessions import Assistant, Fingerprint, Meta, Record, Terminal, TerminalReason
+    from fisk_ai.sessions.records import encode_record
+
+    directory.mkdir(mode=0o700)
+    fingerprint = Fingerprint(
+        provider="anthropic",
+        model="claude-sonnet",
+        system_hash="a" * 64,
+        tools_hash="b" * 64,
+        thinking_mode="unset",
+        max_tokens=0,
+        max_iterations=50,
+    )
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    for number in range(count):
+        run_id = f"bench-{number:05d}"
+        answer = Message(Role.ASSISTANT, (TextBlock(f"answer {number} " * 20),))
+        records = [
+            Record(1, Meta(run_id, created, fingerprint, f"how is stream {number} doing?")),
+            Record(2, Assistant(1, answer, 1200, 300)),
+            Record(3, Terminal(TerminalReason.COMPLETED)),
+        ]
+        path = directory / f"{run_id}.json"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as journal:
+            journal.write(b"".join(encode_record(record) + b"\n" for record in records))
+
+
+def process_seconds(argv: list[str], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+async def browser_seconds(directory: Path) -> tuple[float, int]:
+    """From the browser's start until its list holds every row and is drawn."""
+    from fisk_ai.sessions import FileSessionStore
+    from fisk_ai.tui.sessions_app import SessionsApp
+
+    app = SessionsApp(FileSessionStore(directory))
+    started = time.perf_counter()
+    async with app.run_test(size=(TERMINAL_SIZE[1], TERMINAL_SIZE[0])) as pilot:
+        from fisk_ai.screens.sessions import SessionBrowser
+
+        browser = app.screen
+        assert isinstance(browser, SessionBrowser)
+        while not browser.loaded:
+            await pilot.pause()
+        await pilot.pause()
+        elapsed = time.perf_counter() - started
+        rows = len(browser.all_rows)
+    return elapsed, rows
+
+
+def listings(runs: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch) / "runs"
+        write_sessions(directory, SESSIONS)
+        ls = [str(FISK), "session", "--state-dir", str(directory), "ls"]
+        browse = [sys.executable, __file__, "--browser", str(directory)]
+        figures = {"ls cold": process_seconds(ls, 1)}
+        figures["ls"] = process_seconds(ls, runs)
+        figures["list only"] = process_seconds(
+            [sys.executable, "-c", LIST_ONLY, str(directory)], runs
+        )
+        figures["read all"] = process_seconds(
+            [sys.executable, "-c", READ_ALL, str(directory)], runs
+        )
+        (directory / ".index.json").unlink()
+        figures["browser cold"] = _browser_run(browse)
+        figures["browser"] = statistics.median(_browser_run(browse) for _ in range(runs))
+    return figures
+
+
+def _browser_run(argv: list[str]) -> float:
+    completed = subprocess.run(argv, capture_output=True, text=True, check=True)
+    seconds, rows = json.loads(completed.stdout.strip().splitlines()[-1])
+    if rows != SESSIONS:
+        raise RuntimeError(f"the browser listed {rows} sessions of {SESSIONS}")
+    return float(seconds)
+
+
+def keypresses() -> tuple[dict[str, float], dict[str, float]]:
+    """bench/transcript.py's figures for the TranscriptView and for Textual's Log."""
+    results = []
+    for widget in ("viewer", "log"):
+        completed = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "bench" / "transcript.py"), "--widget", widget],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if completed.returncode:
+            raise RuntimeError(f"bench/transcript.py --widget {widget}:\n{completed.stderr}")
+        results.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    return results[0], results[1]
+
+
+def verdict(within: bool) -> str:
+    return "ok" if within else "OVER"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--browser", metavar="DIR", help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.browser:
+        os.environ["TEXTUAL_ANIMATIONS"] = "none"
+        print(json.dumps(asyncio.run(browser_seconds(Path(arguments.browser)))))
+        return
+
+    fisk_frame, bare_frame = first_frames(arguments.runs)
+    listed = listings(arguments.runs)
+    viewer, log = keypresses()
+    frame_ratio = fisk_frame / bare_frame
+    key_ratio = viewer["frame"] / log["frame"]
+    rows = [
+        (
+            "first frame of fisk run",
+            f"{fisk_frame * 1000:.0f} ms ({frame_ratio:.2f}x)",
+            f"bare Textual label {bare_frame * 1000:.0f} ms",
+            f"<= {FIRST_FRAME_BUDGET:.0f}x",
+            verdict(frame_ratio <= FIRST_FRAME_BUDGET),
+        ),
+        (
+            f"fisk session ls, {SESSIONS:,} sessions",
+            f"{listed['ls'] * 1000:.0f} ms (cold {listed['ls cold'] * 1000:.0f} ms)",
+            f"list dir {listed['list only'] * 1000:.0f} ms, "
+            f"read all {listed['read all'] * 1000:.0f} ms",
+            f"<= {LISTING_BUDGET_SECONDS * 1000:.0f} ms",
+            verdict(listed["ls"] <= LISTING_BUDGET_SECONDS),
+        ),
+        (
+            f"browser lists {SESSIONS:,} sessions",
+            f"{listed['browser'] * 1000:.0f} ms (cold {listed['browser cold'] * 1000:.0f} ms)",
+            "as above",
+            f"<= {LISTING_BUDGET_SECONDS * 1000:.0f} ms",
+            verdict(listed["browser"] <= LISTING_BUDGET_SECONDS),
+        ),
+        (
+            "keypress to frame, 100k lines",
+            f"{viewer['frame'] * 1000:.1f} ms ({key_ratio:.2f}x)",
+            f"textual Log {log['frame'] * 1000:.1f} ms",
+            f"<= {KEYPRESS_BUDGET}x",
+            verdict(key_ratio <= KEYPRESS_BUDGET),
+        ),
+    ]
+    header = ("figure", "measured", "baseline (same run)", "budget", "")
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(5)]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    main()

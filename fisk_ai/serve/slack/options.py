@@ -1,0 +1,38 @@
+"""The Slack channel's settings, as expose.agent.slack gives them, and the bot it runs as."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+
+__all__ = ["SlackOptions", "Thread", "slack_session_id"]
+
+
+@dataclass(frozen=True)
+class SlackOptions:
+    identity: str
+    bot_user: str
+    """The bot's own user id, as auth.test reports it."""
+    workers: int = 5
+    context_lines: int = 20
+    no_progress: bool = False
+    answer_grace: timedelta = timedelta(seconds=30)
+    max_waiting: int = 10
+    max_coalesced: int = 5
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One Slack thread: one conversation."""
+
+    team: str
+    channel: str
+    ts: str
+
+
+def slack_session_id(identity: str, thread: Thread) -> str:
+    """The journal of a thread: a hash of the serving identity, the team, the channel and the
+    thread, so two agents in one workspace keep their conversations apart."""
+    key = "\x00".join((identity, thread.team, thread.channel, thread.ts))
+    return "s-" + hashlib.sha256(key.encode()).hexdigest()
