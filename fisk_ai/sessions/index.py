@@ -119,7 +119,8 @@ class SessionIndex:
             "version": INDEX_VERSION,
             "sessions": {run_id: _row_to_json(row) for run_id, row in rows.items()},
         }
-        data = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+        # ASCII, so a lone surrogate a journal held is kept as its escape rather than refused.
+        data = json.dumps(document, separators=(",", ":")).encode()
         temporary = self._path.with_name(f"{INDEX_NAME}.{os.getpid()}.{os.urandom(4).hex()}")
         # The index only saves reading: a directory that refuses it leaves listings correct.
         with contextlib.suppress(OSError):
