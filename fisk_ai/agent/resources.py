@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fisk_ai import config
 from fisk_ai.errors import FiskError
 from fisk_ai.llm import registry
 from fisk_ai.llm.types import Provider
@@ -14,6 +13,9 @@ from fisk_ai.telemetry import DISABLED, Telemetry, TelemetrySettings
 from fisk_ai.telemetry import start as start_telemetry_settings
 
 if TYPE_CHECKING:
+    # Only annotations here: importing the configuration schema (pydantic) is left to whoever
+    # reads a configuration, so `fisk run` can draw its first frame without it.
+    from fisk_ai import config
     from fisk_ai.agent.hooks import Hooks
     from fisk_ai.agent.loop import CurrentTools
     from fisk_ai.agent.prompt import SystemPrompt
@@ -105,6 +107,8 @@ def start_telemetry(cfg: config.Config, *, disabled_by: str = "") -> Telemetry:
     """The telemetry handle of ``cfg``: the disabled one unless ``telemetry.enabled`` is set
     and nothing switched it off (``disabled_by`` names the switch, such as --no-telemetry).
     A bad endpoint fails here, before anything is hosted; capture is off whenever export is."""
+    from fisk_ai.config import CaptureMessages
+
     block = cfg.telemetry
     return start_telemetry_settings(
         TelemetrySettings(
@@ -115,7 +119,7 @@ def start_telemetry(cfg: config.Config, *, disabled_by: str = "") -> Telemetry:
             no_metrics=block.no_metrics,
             capture=block.capture.enabled,
             capture_max_bytes=block.capture.max_bytes,
-            capture_full_messages=block.capture.messages is config.CaptureMessages.FULL,
+            capture_full_messages=block.capture.messages is CaptureMessages.FULL,
             disabled_by=disabled_by,
         )
     )

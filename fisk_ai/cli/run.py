@@ -89,7 +89,6 @@ WORKER_FLAGS = {
 
 
 def _check_client_mode(args: argparse.Namespace) -> None:
-    from fisk_ai.a2a.transport import task_subject
     from fisk_ai.errors import FiskError
 
     if args.identity and not args.nats_context:
@@ -106,6 +105,9 @@ def _check_client_mode(args: argparse.Namespace) -> None:
                 f"--nats-context; drop {flag}"
             )
     if args.identity:
+        # The A2A wire code is not imported unless there is an identity to check.
+        from fisk_ai.a2a.transport import task_subject
+
         try:
             task_subject(args.identity)
         except ValueError:

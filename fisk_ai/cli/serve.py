@@ -135,6 +135,24 @@ def serves_tools(cfg: Config) -> bool:
     return a2a is not None and a2a.serve_tools
 
 
+def reaches_nats(cfg: Config) -> bool:
+    """Whether something `fisk serve` runs for ``cfg`` reaches NATS: the a2a endpoints, the
+    queue, remote_tools, or a JetStream session or memory store. Only then does the process
+    connect to the agent's NATS context, so a Slack bot keeping its sessions in files needs
+    none."""
+    from fisk_ai.config import StoreBackend
+
+    harness = cfg.harness
+    return (
+        answers_prompts(cfg)
+        or serves_tools(cfg)
+        or takes_jobs(cfg)
+        or bool(cfg.remote_tools)
+        or harness.sessions.backend is StoreBackend.JETSTREAM
+        or (harness.memory.enabled and harness.memory.backend is StoreBackend.JETSTREAM)
+    )
+
+
 def checked_work_dir(value: str | None) -> Path | None:
     from pathlib import Path
 
@@ -183,11 +201,15 @@ async def _serve(
             warn(warning)
         application = application_tools.application
         version = (application.version if application is not None else "") or "dev"
-        transport = await connect_transport(
-            cfg.nats_context,
-            name=f"fisk-ai {cfg.identity}",
-            fix="nats_context",
-            warn_unauthenticated=warn,
+        transport = (
+            await connect_transport(
+                cfg.nats_context,
+                name=f"fisk-ai {cfg.identity}",
+                fix="nats_context",
+                warn_unauthenticated=warn,
+            )
+            if reaches_nats(cfg)
+            else None
         )
         try:
             async with contextlib.AsyncExitStack() as started:
@@ -201,7 +223,11 @@ async def _serve(
                 )
                 tools: ToolsServer | None = None
                 selection: ServedSelection | None = None
-                if a2a is not None and (a2a.serve_tools or prompts is not None):
+                if (
+                    transport is not None
+                    and a2a is not None
+                    and (a2a.serve_tools or prompts is not None)
+                ):
                     if a2a.serve_tools:
                         exposed = cfg.expose.agent.tools
                         selection = select_served_tools(
@@ -250,7 +276,8 @@ async def _serve(
                     serving=hosted.serving if hosted is not None else None,
                 )
         finally:
-            await transport.close()
+            if transport is not None:
+                await transport.close()
     finally:
         if provider is not None:
             await provider.aclose()
@@ -268,7 +295,7 @@ class _HostPlaces:
 async def _host_channels(
     cfg: Config,
     started: contextlib.AsyncExitStack,
-    transport: Transport,
+    transport: Transport | None,
     provider: Provider | None,
     application_tools: ApplicationTools,
     places: _HostPlaces,
@@ -299,7 +326,7 @@ async def _host_channels(
         jobs = await started.enter_async_context(take_jobs(cfg, resources, workers=places.workers))
         channels.append((jobs, jobs.options.workers))
     prompts: PromptsChannel | None = None
-    if answers_prompts(cfg):
+    if transport is not None and answers_prompts(cfg):
         prompts = prompts_channel(cfg, transport, resources, gates=len(application_tools.gates))
         await prompts.open()
         channels.append((prompts, prompts.options.workers))
@@ -418,13 +445,13 @@ def _enabled(value: bool) -> str:
 
 
 def _context_rows(cfg: Config, *, only_jobs: bool, jobs: bool) -> list[tuple[str, list[str]]]:
-    """The NATS contexts: the queue's when jobs are taken, and the agent's unless the queue's
-    is the only one in use and the same."""
+    """The NATS contexts: the queue's when jobs are taken, and the agent's when the process
+    reaches NATS through it, unless the queue's is the only one in use and the same."""
     queue_context = cfg.expose.agent.jobs.nats_context if cfg.expose.agent.jobs else ""
     rows: list[tuple[str, list[str]]] = []
     if jobs:
         rows.append(("Queue Context", [queue_context]))
-    if not (jobs and only_jobs) or queue_context != cfg.nats_context:
+    if reaches_nats(cfg) and (not (jobs and only_jobs) or queue_context != cfg.nats_context):
         rows.append(("Agent Context", [cfg.nats_context]))
     return rows
 

@@ -79,6 +79,13 @@ def register(subcommands: Any) -> None:
     rm = actions.add_parser("rm", aliases=["delete"], help="remove a session")
     rm.add_argument("session_id", metavar="ID")
     rm.set_defaults(handler=run_rm)
+    # The group's flags are taken after the action too (`fisk session browse --config X`);
+    # suppressed defaults leave a value given before the action alone.
+    for action in {id(choice): choice for choice in actions.choices.values()}.values():
+        action.add_argument("--config", default=argparse.SUPPRESS, help="as fisk session --config")
+        action.add_argument(
+            "--state-dir", default=argparse.SUPPRESS, help="as fisk session --state-dir"
+        )
 
 
 def _store(args: argparse.Namespace) -> Any:

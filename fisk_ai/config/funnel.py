@@ -394,6 +394,13 @@ def _prepare(
         client.model_copy(update={"alias": client.alias or client.name})
         for client in config.mcp_clients
     ]
+    for index, client in enumerate(config.mcp_clients):
+        if client.include.tags:
+            path = ("mcp_clients", index, "include", "tags")
+            warnings.append(
+                f'{source} line {_line_of(path, lines)}: "{describe_path(path)}" is ignored, '
+                "since an MCP server's tool list carries no tags"
+            )
 
     memory = config.harness.memory
     memory_options = _decode(
@@ -551,6 +558,15 @@ def _check_mcp_clients(clients: list[McpClient], fail: _Fail) -> None:
                 f'"{here}" needs command (a server to start) or url (a server to reach)',
                 "mcp_clients",
                 index,
+            )
+        if client.exclude.tags:
+            raise fail(
+                f'"{here}.exclude.tags" cannot be used, since an MCP server\'s tool list '
+                "carries no tags; exclude its tools by name instead",
+                "mcp_clients",
+                index,
+                "exclude",
+                "tags",
             )
         if client.url:
             problem = reference_problem(client.url)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fisk_ai.multiplex.reporter import Multiplexer, PaneReport, PaneState
 
@@ -25,16 +25,17 @@ class DeliveryFailed(Exception):
     """The multiplexer's command exited non-zero; the reporter logs it at debug and moves on."""
 
 
-async def _run(argv: Sequence[str]) -> None:
+async def _run(argv: Sequence[str]) -> str:
+    """Run the command; return what it printed."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
     try:
-        _, stderr = await process.communicate()
+        stdout, stderr = await process.communicate()
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
@@ -43,6 +44,7 @@ async def _run(argv: Sequence[str]) -> None:
     if process.returncode != 0:
         detail = stderr.decode(errors="replace").strip()[:_STDERR_LIMIT]
         raise DeliveryFailed(f"{argv[0]} {argv[1]} exited {process.returncode}: {detail}")
+    return stdout.decode(errors="replace")
 
 
 def _tmux_text(value: str) -> str:
@@ -72,6 +74,8 @@ class TmuxPane:
 
     socket_path: str
     pane_id: str
+    titles_before: list[str] = field(default_factory=list, compare=False, repr=False)
+    """The pane's title before the first report, read once, for ``restore`` to put back."""
 
     @property
     def name(self) -> str:
@@ -103,7 +107,40 @@ class TmuxPane:
         ]
 
     async def deliver(self, report: PaneReport) -> None:
+        if not self.titles_before:
+            shown = ["display-message", "-p", "-t", self.pane_id, "#{pane_title}"]
+            title = await _run(["tmux", "-S", self.socket_path, *shown])
+            self.titles_before.append(title.removesuffix("\n"))
         await _run(self.command(report))
+
+    def restore_command(self) -> list[str]:
+        """The tmux invocation that unsets the options and puts the pane's title back."""
+        target = ["-t", self.pane_id]
+        title = self.titles_before[0] if self.titles_before else ""
+        return [
+            "tmux",
+            "-S",
+            self.socket_path,
+            "set-option",
+            "-w",
+            "-u",
+            *target,
+            "@fisk_state",
+            ";",
+            "set-option",
+            "-w",
+            "-u",
+            *target,
+            "@fisk_reason",
+            ";",
+            "select-pane",
+            *target,
+            "-T",
+            _tmux_title(title),
+        ]
+
+    async def restore(self) -> None:
+        await _run(self.restore_command())
 
 
 @dataclass(frozen=True)
@@ -126,6 +163,10 @@ class ZellijPane:
 
     async def deliver(self, report: PaneReport) -> None:
         await _run(self.command(report))
+
+    async def restore(self) -> None:
+        target = ["--pane-id", self.pane_id] if self.pane_id else []
+        await _run(["zellij", "action", "undo-rename-pane", *target])
 
 
 def _tmux(environ: Mapping[str, str]) -> Multiplexer | None:

@@ -58,6 +58,11 @@ class Multiplexer(Protocol):
         """Send the report; raise on failure (the reporter drops it)."""
         ...
 
+    async def restore(self) -> None:
+        """Take back what the reports set, so the pane no longer reads as a fisk agent once
+        this process is gone; raise on failure (the reporter drops it)."""
+        ...
+
 
 def pane_title(identity: str, state: PaneState) -> str:
     """The pane label: ``fisk:<identity> <state>``, or ``fisk <state>`` without an identity."""
@@ -107,16 +112,24 @@ class Reporter:
         await self._settled.wait()
 
     async def aclose(self) -> None:
-        """Stop taking reports and give the last one at most ``close_timeout`` seconds to arrive."""
+        """Stop taking reports, let the last one finish, then give the pane back (its title and
+        options as before the first report), all within ``close_timeout`` seconds."""
         self._closed = True
         sender = self._sender
-        if sender is None:
+        if sender is not None:
+            _, unfinished = await asyncio.wait([sender], timeout=self._close_timeout)
+            if unfinished:
+                sender.cancel()
+                await asyncio.wait([sender])
+                self._settled.set()
+        multiplexer = self._multiplexer
+        if multiplexer is None or self._last_delivered is None:
             return
-        _, unfinished = await asyncio.wait([sender], timeout=self._close_timeout)
-        if unfinished:
-            sender.cancel()
-            await asyncio.wait([sender])
-            self._settled.set()
+        try:
+            async with asyncio.timeout(self._close_timeout):
+                await multiplexer.restore()
+        except Exception as error:
+            _log.debug("%s pane not given back: %s", multiplexer.name, error)
 
     def _queue(self, state: PaneState, reason: str) -> None:
         multiplexer = self._multiplexer

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -262,12 +263,14 @@ class RunScreen(Screen[None]):
             events: list[Event],
             problems: list[str],
             standing_grants: frozenset[str],
+            counters: Counters | None = None,
         ) -> None:
             super().__init__()
             self.session_id = session_id
             self.events = events
             self.problems = problems
             self.standing_grants = standing_grants
+            self.counters = counters
 
     def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
         super().__init__()
@@ -278,6 +281,8 @@ class RunScreen(Screen[None]):
         self.last_answer = ""
         self.error = ""
         self.abandoned: list[str] = []
+        self._worked_seconds = 0.0
+        self._turn_started: float | None = None
         """Conversations /clear walked away from, to be named again on exit."""
         self.warned: set[str] = set()
         self.ticks = 0
@@ -485,8 +490,16 @@ class RunScreen(Screen[None]):
         self.error = ""
         self.run_state = RunState.RUNNING
         self.turn_running = True
+        self._turn_started = time.monotonic()
         self._wait_for_model()
         self._run_turn(turn)
+
+    @property
+    def working_seconds(self) -> float:
+        """How long turns have run, the one in flight included: the summary's latency, which
+        leaves out the time the chat bar waited for the operator."""
+        running = 0.0 if self._turn_started is None else time.monotonic() - self._turn_started
+        return self._worked_seconds + running
 
     def _wait_for_model(self) -> None:
         """Between tools the turn is waiting for the model; the status bar says so and counts."""
@@ -523,6 +536,7 @@ class RunScreen(Screen[None]):
             conversation = None
         events: list[Event] = []
         grants = frozenset[str]()
+        counters = None
         if conversation is not None:
             # Imported here: it brings in the session stores, which the first frame can do
             # without.
@@ -530,17 +544,25 @@ class RunScreen(Screen[None]):
 
             grants = conversation.standing_grants
             events = conversation_events(conversation, self.bridge.tools)
+            # The bars count the whole conversation from the first frame of a resume.
+            counters = Counters(
+                usage=conversation.usage,
+                model_calls=conversation.llm_calls,
+                tool_calls=conversation.tool_calls,
+            )
         elif self.bridge.store is None:
             try:
                 events = await self.bridge.replay(session_id)
             except FiskError as error:
                 problems.append(f"cannot read back {session_id}: {single_line(str(error))}")
-        return self.ConversationReadBack(session_id, events, problems, grants)
+        return self.ConversationReadBack(session_id, events, problems, grants, counters)
 
     def on_run_screen_conversation_read_back(self, message: RunScreen.ConversationReadBack) -> None:
         for problem in message.problems:
             self.view.add_meta(problem)
         self.standing_approvals = message.standing_grants
+        if message.counters is not None:
+            self.counters = message.counters
         self.view.append(message.events)
         for event in message.events:
             if isinstance(event, PromptEvent):
@@ -574,6 +596,9 @@ class RunScreen(Screen[None]):
         self._turn_over()
 
     def _turn_over(self) -> None:
+        if self._turn_started is not None:
+            self._worked_seconds += time.monotonic() - self._turn_started
+            self._turn_started = None
         self._hide_startup()
         self.activity = ""
         self.retry_wait = None

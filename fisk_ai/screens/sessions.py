@@ -3,13 +3,13 @@ a preview of the highlighted transcript; Enter opens it in the viewer, ``r`` cho
 resume, ``d`` removes it after a confirmation.
 
 The listing is read by a worker, so the screen answers keys while thousands of journals are
-summarised, and it is drawn by a Line API list that renders only the rows on screen. Filtering
-works on a lowercased copy of each row kept in memory.
+summarised, and it is drawn by a Line API list that renders only the rows on screen; a row's
+line is formatted when it is first drawn. Filtering works on a lowercased copy of each row, made
+at the first filter and kept in memory.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
@@ -24,9 +24,9 @@ from textual.widgets import Input, Static
 from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.tools.questions import ConfirmQuestion
-from fisk_ai.tui.transcript import Transcript, transcript_of
+from fisk_ai.tui.transcript import Transcript, plural, transcript_of
 from fisk_ai.tui.widgets.filter_input import FilterInput
-from fisk_ai.tui.widgets.session_list import SessionList, SessionRow, column_heading, session_row
+from fisk_ai.tui.widgets.session_list import SessionList, SessionRow, column_heading
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
@@ -148,8 +148,9 @@ class SessionBrowser(Screen[str]):
         except Exception as error:  # A backend failing must leave a readable screen behind.
             problem = single_line(f"{type(error).__name__}: {error}", 300)
             summaries = []
-        # Thousands of rows take a while to format; on a thread, keys are answered meanwhile.
-        rows = await asyncio.to_thread(lambda: tuple(session_row(summary) for summary in summaries))
+        # A row formats its line when it is first drawn or filtered, so this costs next to
+        # nothing for thousands of sessions.
+        rows = tuple(SessionRow(summary) for summary in summaries)
         self.post_message(self.ListingRead(rows, problem))
 
     def on_session_browser_listing_read(self, message: SessionBrowser.ListingRead) -> None:
@@ -187,7 +188,8 @@ class SessionBrowser(Screen[str]):
         else:
             shown = len(self.session_list.rows)
             told = self.notice or BROWSER_KEYS
-            status.update(f"{shown} of {len(self.all_rows)} sessions   {told}")
+            counted = plural(len(self.all_rows), "session")
+            status.update(f"{shown} of {counted}   {told}")
 
     @on(Input.Changed, "#browser-filter")
     def filter_changed(self, event: Input.Changed) -> None:

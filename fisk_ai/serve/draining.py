@@ -111,7 +111,7 @@ class ServedEndpoints:
 
 async def serve_until_stopped(
     server: Endpoint,
-    transport: NatsTransport,
+    transport: NatsTransport | None,
     *,
     draining_line: str = DRAINING_LINE,
     announce: Callable[[], None] | None = None,
@@ -121,7 +121,8 @@ async def serve_until_stopped(
     once. A fault drains too and raises, so the process exits non-zero. ``announce`` runs once
     the interrupts are handled, so whoever it tells can interrupt at once. ``serving`` is the
     Server's work: ending with an error, it reports a channel's fault (the Server has drained
-    itself by then)."""
+    itself by then). ``transport`` is the a2a connection whose fault drains too, None when the
+    process connected none."""
     loop = asyncio.get_running_loop()
     drain_asked = asyncio.Event()
     stop_asked = asyncio.Event()
@@ -139,12 +140,12 @@ async def serve_until_stopped(
         if announce is not None:
             announce()
         waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(drain_asked.wait())}
-        if transport.fault is not None:
-            waits.add(transport.fault)
+        fault = transport.fault if transport is not None else None
+        if fault is not None:
+            waits.add(fault)
         if serving is not None:
             waits.add(serving)
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        fault = transport.fault
         failure = fault.result() if fault is not None and fault.done() else None
         for waiting in waits:
             if waiting is not fault and waiting is not serving:

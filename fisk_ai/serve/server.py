@@ -2,7 +2,9 @@
 
 A channel is a name, ``next`` and ``close``, and nothing about a transport. What a channel can
 do is what it fills in on the Work it hands over: one that can put a question to a person gives
-a prompter, one that cannot leaves it None and the Server asks nobody.
+a prompter, one that cannot leaves it None and the Server asks nobody. Likewise a channel whose
+conversations take no further turn (queued jobs) marks its Work ``single_turn``, and the run
+gets the shared settings narrowed to a non-interactive one, as a budget narrows its limits.
 
 Each channel has its own pool of slots and its own puller. The puller takes work first and a slot
 second, so a slot is never parked on a channel with nothing to do. Every Work taken is reported
@@ -74,9 +76,15 @@ class Budget:
     max_iterations: int = 0
 
 
-def lowered(settings: AgentSettings, budget: Budget | None) -> AgentSettings:
-    """``settings`` with ``budget`` applied. The tool timeout is left alone: both it and the
-    configured limits come from whoever started the server."""
+def lowered(
+    settings: AgentSettings, budget: Budget | None, *, single_turn: bool = False
+) -> AgentSettings:
+    """``settings`` with ``budget`` applied, and not interactive for a ``single_turn`` (see
+    ``Work.single_turn``): what a piece of work asks can only narrow the configured settings.
+    The tool timeout is left alone: both it and the configured limits come from whoever
+    started the server."""
+    if single_turn and settings.interactive:
+        settings = dataclasses.replace(settings, interactive=False)
     if budget is None:
         return settings
     if budget.max_tokens > 0:
@@ -139,6 +147,10 @@ class Work:
     """The caller's W3C trace context, which the run's spans continue."""
     trace: TurnTrace = field(default_factory=TurnTrace)
     """Filled in by the run: the trace it recorded, for the terminal message."""
+    single_turn: bool = False
+    """Nobody can send this conversation another turn (a queued job), so the run is not
+    interactive whatever the server's settings say: its journal ends as the run did rather
+    than open for a next turn."""
 
 
 class Channel(Protocol):
@@ -309,7 +321,10 @@ class Server:
     async def _run(self, work: Work) -> RunResult:
         resources = self._resources
         runner = Runner(
-            dataclasses.replace(resources, settings=lowered(resources.settings, work.budget)),
+            dataclasses.replace(
+                resources,
+                settings=lowered(resources.settings, work.budget, single_turn=work.single_turn),
+            ),
             events=work.events,
             prompter=work.prompter if work.prompter is not None else NoOperator(),
             suspend=work.suspend,

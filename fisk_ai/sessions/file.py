@@ -329,6 +329,7 @@ class FileSessionStore:
             model=conversation.meta.fingerprint.model,
             updated=updated,
             first_prompt=conversation.first_prompt,
+            between_turns=conversation.between_turns,
         )
 
     def _remove(self, run_id: str) -> None:

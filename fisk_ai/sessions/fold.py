@@ -90,6 +90,19 @@ class Conversation:
         return SessionStatus(self.terminal.reason.value)
 
     @property
+    def between_turns(self) -> bool:
+        """Suspended with its last turn answered, as a served or chat conversation rests until
+        its next prompt, rather than stopped part way through a turn."""
+        return (
+            self.terminal is not None
+            and self.terminal.reason is TerminalReason.SUSPENDED
+            and self.pending_turn is None
+            and bool(self.messages)
+            and self.messages[-1].role is Role.ASSISTANT
+            and not any(isinstance(block, ToolUseBlock) for block in self.messages[-1].content)
+        )
+
+    @property
     def completed(self) -> bool:
         """A completed session cannot be resumed."""
         return self.terminal is not None and self.terminal.reason is TerminalReason.COMPLETED

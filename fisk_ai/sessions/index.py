@@ -32,10 +32,12 @@ __all__ = ["INDEX_NAME", "JournalStat", "SessionIndex"]
 
 INDEX_NAME = ".index.json"
 """Starts with a dot, so it can never be taken for a journal ``<id>.json``."""
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 """Raised whenever a row's meaning changes, so an index of another build is rebuilt."""
 _FILE_MODE = 0o600
-_ROW_FIELDS = 7
+_ROW_FIELDS = 8
+_STATUS_OF_VALUE = {status.value: status for status in SessionStatus}
+"""A dict look-up costs a fraction of calling the enum, once per row of thousands."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class SessionIndex:
             # A row of the wrong shape is left out, so its journal is read again.
             try:
                 rows[run_id] = _row_from_json(run_id, entry)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, KeyError):
                 continue
         return rows
 
@@ -153,13 +155,14 @@ def _row_to_json(row: _Row) -> list[object]:
         summary.updated.isoformat(),
         summary.first_prompt,
         summary.problem,
+        summary.between_turns,
     ]
 
 
 def _row_from_json(run_id: str, entry: object) -> _Row:
     if not isinstance(entry, list) or len(entry) != _ROW_FIELDS:
         raise TypeError("an index row of the wrong shape")
-    size, mtime_ns, status, model, updated, first_prompt, problem = entry
+    size, mtime_ns, status, model, updated, first_prompt, problem, between_turns = entry
     if not (
         isinstance(size, int)
         and isinstance(mtime_ns, int)
@@ -167,14 +170,16 @@ def _row_from_json(run_id: str, entry: object) -> _Row:
         and isinstance(model, str)
         and isinstance(first_prompt, str)
         and isinstance(problem, str)
+        and isinstance(between_turns, bool)
     ):
         raise TypeError("an index row of the wrong shape")
     summary = SessionSummary(
         run_id=run_id,
-        status=SessionStatus(status),
+        status=_STATUS_OF_VALUE[status],
         model=model,
         updated=datetime.fromisoformat(updated),
         first_prompt=first_prompt,
         problem=problem,
+        between_turns=between_turns,
     )
     return _Row(size, mtime_ns, summary)

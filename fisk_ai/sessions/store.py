@@ -53,7 +53,9 @@ def check_append(last_seq: int, seq: int) -> AppendAction:
 
 @dataclass(frozen=True)
 class SessionSummary:
-    """One row of a session listing. ``problem`` says why a ``corrupt`` session cannot be read."""
+    """One row of a session listing. ``problem`` says why a ``corrupt`` session cannot be read;
+    ``between_turns`` marks a suspended session whose last turn was answered (the file store
+    says so; the JetStream store, which reads no more than the ends of a journal, does not)."""
 
     run_id: str
     status: SessionStatus
@@ -61,6 +63,7 @@ class SessionSummary:
     updated: datetime
     first_prompt: str
     problem: str = ""
+    between_turns: bool = False
 
 
 class Journal(Protocol):

@@ -36,6 +36,8 @@ class Outcome:
     error: str = ""
     left_mid_turn: bool = False
     abandoned: tuple[str, ...] = ()
+    working_seconds: float = 0.0
+    """How long the turns ran; the time the chat bar waited is not the run's latency."""
 
 
 class FiskApp(App[None]):
@@ -94,6 +96,17 @@ class FiskApp(App[None]):
         if screen.turn_running and result is not None:
             # Left mid-turn: the totals stand, but how the turn before ended is old news.
             result = replace(result, outcome=Abandoned())
+        elif screen.turn_running and self.bridge.session_id:
+            # Left during the first turn (even before its first event): what it counted so
+            # far still makes a summary.
+            counters = screen.counters
+            result = RunResult(
+                Abandoned(),
+                self.bridge.session_id,
+                usage=counters.usage,
+                llm_calls=counters.model_calls,
+                tool_calls=counters.tool_calls,
+            )
         return Outcome(
             session_id=self.bridge.session_id or (result.session_id if result else ""),
             result=result,
@@ -103,4 +116,5 @@ class FiskApp(App[None]):
             error=screen.error,
             left_mid_turn=screen.turn_running,
             abandoned=tuple(screen.abandoned),
+            working_seconds=screen.working_seconds,
         )

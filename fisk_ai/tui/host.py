@@ -1,11 +1,14 @@
 """`fisk run` full screen: draw the workstation, host the agent behind it, then reprint what
 matters.
 
-The configuration is read before the screen is taken, so a mistake in it is told on the normal
-terminal. The first frame is drawn next, before the provider SDK is imported or the broker is
-up: the startup card says what startup is doing (importing on a thread keeps its spinner
-turning), and the first turn starts once the agent is hosted. A failure while hosting closes
-the app and is told, in one sentence, on the restored terminal.
+The configuration is checked before the screen is taken, so a mistake in it is told on the
+normal terminal, and so is ``harness.no_tui``. Where the system can fork, the check runs in a
+child process while this one imports the user interface, so reading the configuration schema
+(pydantic) does not hold up the first frame; the child reports what the frame needs, or the
+sentence that refuses the configuration. The first frame is drawn next, before the provider SDK
+is imported or the broker is up: the startup card says what startup is doing (importing on a
+thread keeps its spinner turning), and the first turn starts once the agent is hosted. A failure
+while hosting closes the app and is told, in one sentence, on the restored terminal.
 
 While the app runs, standard error is captured (library logging included) and written out after
 the terminal is restored, with the warnings, the answer on stdout and the resume hint and
@@ -17,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,17 +52,105 @@ PHASE_HOSTING = "loading tools and starting the broker"
 PHASE_CONNECTING = "connecting to the agent"
 
 
+@dataclass(frozen=True)
+class ConfigCheck:
+    """What the first frame needs from a configuration that passed: whether it asks for lines,
+    and the startup card's identity, model and telemetry row."""
+
+    no_tui: bool
+    identity: str
+    model: str
+    telemetry: str
+
+
 def run_full_screen(options: RunOptions) -> int:
     """Run the workstation unless ``harness.no_tui`` asks for lines; return the exit code."""
-    from fisk_ai.config import Mode, load
-
     # A remote agent's configuration is its worker's; only a hosted run's can ask for lines.
-    cfg = None if options.nats_context else load(options.config, Mode.AGENT)
-    if cfg is not None and cfg.harness.no_tui:
+    checking = None if options.nats_context else _ConfigCheckInChild.start(options)
+    # Imported while the child checks the configuration: the two take about as long.
+    import fisk_ai.tui.app  # noqa: F401
+
+    check = None if checking is None else checking.result()
+    if check is not None and check.no_tui:
         from fisk_ai.lineui.run import run_line_mode
 
         return run_line_mode(options)
-    return asyncio.run(_host(options, cfg))
+    return asyncio.run(_host(options, check))
+
+
+def check_config(options: RunOptions) -> ConfigCheck:
+    """Read and validate the configuration as a hosted run will; a mistake raises its
+    ConfigError."""
+    from fisk_ai.config import Mode, load
+
+    cfg = load(options.config, Mode.AGENT)
+    return ConfigCheck(
+        no_tui=cfg.harness.no_tui,
+        identity=cfg.identity,
+        model=cfg.llm.model,
+        telemetry=telemetry_row(cfg, no_telemetry=options.no_telemetry),
+    )
+
+
+class _ConfigCheckInChild:
+    """``check_config`` in a forked child, its answer read back from a pipe: the check passed
+    (``ConfigCheck``'s fields), refused the configuration (``refused``: the sentence), or failed
+    some other way (nothing), in which case it is run again here so the failure surfaces as it
+    would have."""
+
+    def __init__(self, options: RunOptions, child: int | None, answer_fd: int) -> None:
+        self._options = options
+        self._child = child
+        self._answer_fd = answer_fd
+
+    @classmethod
+    def start(cls, options: RunOptions) -> _ConfigCheckInChild:
+        # --verbose wants a refusal's traceback, which stays in the child; a process that
+        # already runs threads is not forked (only the forking thread would survive).
+        if options.verbose or not hasattr(os, "fork") or threading.active_count() > 1:
+            return cls(options, None, -1)
+        answer_fd, child_fd = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's coverage is not collected
+            os.close(answer_fd)
+            _answer_from_child(options, child_fd)
+        os.close(child_fd)
+        return cls(options, child, answer_fd)
+
+    def result(self) -> ConfigCheck:
+        if self._child is None:
+            return check_config(self._options)
+        with os.fdopen(self._answer_fd, "rb") as answer:
+            written = answer.read()
+        os.waitpid(self._child, 0)
+        try:
+            reported = json.loads(written)
+        except ValueError:
+            reported = {}
+        if isinstance(reported, dict) and isinstance(reported.get("refused"), str):
+            from fisk_ai.config import ConfigError
+
+            raise ConfigError(reported["refused"])
+        try:
+            return ConfigCheck(**reported["passed"])
+        except (KeyError, TypeError):
+            return check_config(self._options)
+
+
+def _answer_from_child(options: RunOptions, answer_fd: int) -> None:
+    """The forked child: check, write the answer, and leave at once without the parent's
+    exit handlers or buffered output."""
+    answer: dict[str, object] = {}
+    try:
+        answer = {"passed": asdict(check_config(options))}
+    except FiskError as refusal:
+        answer = {"refused": str(refusal)}
+    except BaseException:
+        answer = {}  # the parent checks again, so the failure is told as it would have been
+    finally:
+        with contextlib.suppress(BaseException), os.fdopen(answer_fd, "wb") as pipe:
+            pipe.write(json.dumps(answer).encode())
+        os._exit(0)
 
 
 @dataclass
@@ -72,15 +165,14 @@ class _Hosting:
     telemetry: TelemetryReport = field(default_factory=TelemetryReport)
 
 
-async def _host(options: RunOptions, cfg: Config | None) -> int:
+async def _host(options: RunOptions, check: ConfigCheck | None) -> int:
     """Draw the first frame, then host the agent behind it while the startup card says what is
     happening; the first turn starts once the agent is up."""
     from fisk_ai.tui.app import FiskApp
     from fisk_ai.tui.bridge import RunBridge
 
-    started = time.monotonic()
     bridge = RunBridge()
-    app = FiskApp(bridge, _starting_setup(options, cfg))
+    app = FiskApp(bridge, _starting_setup(options, check))
     hosting = _Hosting()
     captured = io.StringIO()
     with _logging_into(captured):
@@ -101,12 +193,10 @@ async def _host(options: RunOptions, cfg: Config | None) -> int:
             with contextlib.suppress(asyncio.CancelledError):
                 await host
         await app_running
-    return _reprint(app, options, hosting, captured.getvalue(), started)
+    return _reprint(app, options, hosting, captured.getvalue())
 
 
-def _reprint(
-    app: FiskApp, options: RunOptions, hosting: _Hosting, captured: str, started: float
-) -> int:
+def _reprint(app: FiskApp, options: RunOptions, hosting: _Hosting, captured: str) -> int:
     """Write what matters of the run to the restored terminal; return the exit code."""
     from fisk_ai.agent.outcome import Completed, waits
     from fisk_ai.lineui.run import EXIT_INTERRUPTED, print_summary, stderr_line
@@ -132,7 +222,7 @@ def _reprint(
         print_summary(
             result,
             model=hosting.model,
-            latency=timedelta(seconds=time.monotonic() - started),
+            latency=timedelta(seconds=outcome.working_seconds),
             verbose=options.verbose,
             suspended=outcome.left_mid_turn,
             delivery=hosting.telemetry.delivery,
@@ -198,7 +288,7 @@ async def _host_behind(
                 force=options.force,
                 tools=tuple(rows),
                 max_tokens=cfg.llm.budget.max_tokens,
-                bell=not cfg.harness.no_bell,
+                bell=bell_wanted(cfg),
                 version=screen.setup.version,
                 warnings=tuple(hosting.warnings),
                 tool_output=options.tool_output,
@@ -216,23 +306,28 @@ async def _host_behind(
         )
 
 
-def _starting_setup(options: RunOptions, cfg: Config | None) -> RunSetup:
-    """What the first frame can say before anything is hosted: the configuration is read."""
+def _starting_setup(options: RunOptions, check: ConfigCheck | None) -> RunSetup:
+    """What the first frame can say before anything is hosted: the configuration is checked."""
     from fisk_ai import __version__
     from fisk_ai.screens.run import RunSetup
 
     return RunSetup(
-        identity=options.identity or (cfg.identity if cfg is not None else ""),
-        model=cfg.llm.model if cfg is not None else "",
+        identity=options.identity or (check.identity if check is not None else ""),
+        model=check.model if check is not None else "",
         prompt=options.prompt,
         resume=options.resume,
         force=options.force,
         version=__version__,
         tool_output=options.tool_output,
         thinking=options.thinking,
-        telemetry=telemetry_row(cfg, no_telemetry=options.no_telemetry),
+        telemetry=check.telemetry if check is not None else "",
         phase=PHASE_LOADING,
     )
+
+
+def bell_wanted(cfg: Config) -> bool:
+    """Whether a question that waits on the operator rings the terminal's bell."""
+    return not cfg.harness.no_bell
 
 
 def telemetry_row(cfg: Config | None, *, no_telemetry: bool) -> str:

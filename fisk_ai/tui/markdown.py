@@ -101,10 +101,12 @@ class _Walk:
         blank row."""
         start = token.map[0] if token.map else self.next_line
         if start > self.next_line and self.lines:
+            # The gap belongs to the containers already drawn; a quote that starts after it
+            # does not reach back over it.
             bars = tuple(
                 (container.rest.rstrip(), container.emphasis)
                 for container in self.containers
-                if container.rest.strip()
+                if container.used and container.rest.strip()
             )
             self.lines.append(MarkdownLine(self.next_line, prefix=bars))
         return start

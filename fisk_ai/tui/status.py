@@ -156,6 +156,9 @@ class StatusLine:
         word and the help hint always show."""
         state = f"[{self.state.word}]"
         hint = f"   {self.help_key} help"
+        if self.state is RunState.AWAITING_INPUT:
+            # The guide's words for leaving the chat bar; the conversation is kept.
+            hint = f"   ctrl-d done{hint}"
         optional = [
             f"tokens={self.counters.tokens:,}",
             f"thinking={self.counters.usage.thinking_tokens:,}",

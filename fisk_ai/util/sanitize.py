@@ -35,7 +35,12 @@ def strip_control(text: str) -> str:
 def single_line(text: str, limit: int | None = None) -> str:
     """Sanitise text for one line of a display: escapes removed, every control character and
     whitespace run collapsed to one space, capped at ``limit`` characters with an ellipsis."""
-    flat = _WHITESPACE_RUN.sub(" ", _CONTROL_ALL.sub(" ", _plain(text))).strip()
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        # Nothing to change: every escape, control, bidi mark, surrogate and whitespace but the
+        # plain space is unprintable. Listings of thousands of rows are mostly such text.
+        flat = text
+    else:
+        flat = _WHITESPACE_RUN.sub(" ", _CONTROL_ALL.sub(" ", _plain(text))).strip()
     if limit is not None and len(flat) > limit:
         return flat[:limit] + "..."
     return flat

@@ -560,3 +560,26 @@ def test_unset_thinking_sends_no_thinking_parameter() -> None:
     cfg = config.Config.model_validate({"llm": {"model": "m"}})
 
     assert settings_from_config(cfg).thinking is ThinkingMode.UNSET
+
+
+def test_every_llm_and_pii_key_reaches_the_run_settings() -> None:
+    cfg = config.Config.model_validate(
+        {
+            "harness": {"pii": {"mode": "reject"}},
+            "llm": {
+                "model": "m",
+                "thinking": {"enabled": False},
+                "reasoning_effort": "high",
+                "no_tool_search": True,
+                "budget": {"max_output_tokens": 2048},
+            },
+        }
+    )
+
+    settings = settings_from_config(cfg)
+
+    assert settings.thinking is ThinkingMode.OFF
+    assert settings.reasoning_effort == "high"
+    assert settings.no_tool_search
+    assert settings.max_output_tokens == 2048
+    assert settings.pii_mode is config.PiiMode.REJECT

@@ -688,3 +688,23 @@ def test_decode_options_refuses_a_typo_naming_the_path() -> None:
 
 def test_decode_options_applies_defaults_to_an_absent_block() -> None:
     assert decode_options(FileMemoryOptions, None, path="harness.memory.options").directory == ""
+
+
+def test_mcp_client_include_tags_is_a_warning_naming_the_key() -> None:
+    config = parsed("""\
+        mcp_clients:
+          - name: fs
+            command: npx
+            include:
+              tags: [read]
+    """)
+    assert config.warnings == [
+        'agent.yaml line 5: "mcp_clients[0].include.tags" is ignored, since an MCP server\'s '
+        "tool list carries no tags"
+    ]
+
+
+def test_mcp_client_exclude_tags_is_refused() -> None:
+    error = refusal("mcp_clients: [{name: fs, command: npx, exclude: {tags: [write]}}]")
+    assert error.key == "mcp_clients[0].exclude.tags"
+    assert "exclude its tools by name instead" in str(error)

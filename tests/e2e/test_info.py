@@ -201,3 +201,22 @@ def test_help_imports_neither_textual_nor_anthropic_nor_the_config() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
+
+
+def test_include_and_exclude_choose_the_tools_by_name_and_tag(
+    tmp_path: Path, run_fisk: RunFisk
+) -> None:
+    app = write_fake_app(tmp_path, sample_model(), name="ops")
+
+    def tools(selection: str) -> set[str]:
+        config = write_config(tmp_path, f"application_path: {app}\n{selection}")
+        result = run_fisk("info", "--config", str(config))
+        assert result.returncode == 0, result.stderr
+        return set(tool_rows(result.stdout))
+
+    everything = {"status", "stream_ls", "stream_rm", "cache_purge"}
+    assert tools("") == everything
+    assert tools("include: {tools: ['^stream_']}\n") == {"stream_ls", "stream_rm"}
+    assert tools("include: {tags: [ai:confirm]}\n") == {"stream_rm"}
+    assert tools("exclude: {tools: ['_rm$']}\n") == everything - {"stream_rm"}
+    assert tools("exclude: {tags: [impact:rw]}\n") == {"status", "stream_ls"}

@@ -190,3 +190,81 @@ def test_fisk_mcp_serves_lists_calls_and_drains_on_interrupt(tmp_path: Path) -> 
 @pytest.fixture(autouse=True)
 def _no_stray_token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FISK_TEST_MCP_TOKEN", raising=False)
+
+
+def test_every_mcp_key_shows_in_what_fisk_mcp_serves(tmp_path: Path) -> None:
+    import socket
+
+    app = write_fake_app(
+        tmp_path,
+        application(
+            "ops",
+            commands=[
+                command("status", "Health", tags=["ai:read_only"]),
+                command("restart", "Restart", tags=["impact:rw", "ai:confirm"]),
+                command("purge", "Purge", tags=["impact:rw", "ai:confirm"]),
+                command("wipe", "Wipe", tags=["impact:rw", "ai:destructive"]),
+                command("debug", "Debug"),
+            ],
+        ),
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.2", 0))
+        port = probe.getsockname()[1]
+    config = write_config(
+        tmp_path,
+        application=app,
+        extra=(
+            "expose:\n  agent:\n"
+            "    tools:\n"
+            "      include: {tags: [ai:read_only, impact:rw]}\n"
+            "      exclude: {tools: ['^restart$'], tags: [ai:destructive]}\n"
+            "    mcp:\n"
+            f"      port: {port}\n"
+            "      address: 127.0.0.2\n"
+            "      instructions: Count before you order.\n"
+            "      confirm_over_mcp: never\n"
+            "      max_concurrent_tools: 3\n"
+            "      tool_timeout: 7s\n"
+        ),
+    )
+    process = subprocess.Popen(
+        [str(FISK), "mcp", "--config", str(config)],
+        cwd=tmp_path,
+        env=fisk_environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        banner: list[str] = []
+        for line in process.stdout:
+            banner.append(line.strip())
+            if line.startswith("    claude mcp add"):
+                break
+        url = banner[-1].split()[-1]
+
+        async def drive() -> tuple[str | None, list[str]]:
+            from mcp import Client
+
+            async with Client(url) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                return client.instructions, names
+
+        instructions, names = asyncio.run(drive())
+        os.kill(process.pid, signal.SIGINT)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert url == f"http://127.0.0.2:{port}/mcp"
+    assert "Concurrency: 3" in banner
+    assert "Tool Timeout: 7s" in banner
+    assert "they run without asking; approval is the client's (confirm_over_mcp: never)" in (
+        " ".join(banner)
+    )
+    assert instructions == "Count before you order."
+    assert names == ["status", "purge"]

@@ -38,6 +38,7 @@ from tests.fakes.fiskapp import (
     write_fake_app,
 )
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, thinking, tool_use, usage
+from tests.telemetry.receiver import Receiver, attributes
 
 # The shared runs are module fixtures; on one xdist worker each runs once, not once per worker.
 pytestmark = pytest.mark.xdist_group("e2e-run")
@@ -427,3 +428,126 @@ def test_live_run_imports_anthropic_and_never_textual(tmp_path: Path) -> None:
             "anything to report?",
         )
     assert report == {"code": 0, "heavy": ["anthropic"]}
+
+
+def test_the_files_llm_keys_shape_the_request_the_model_receives(tmp_path: Path) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "system_prompt: You count the stock.\n"
+        "llm:\n"
+        "  model: claude-inventory-1\n"
+        "  thinking: {enabled: false}\n"
+        "  reasoning_effort: low\n"
+        "  no_prompt_cache: true\n"
+        "  budget: {max_output_tokens: 1234}\n"
+    )
+    with FakeMessagesAPI([reply(text(ANSWER))]) as api:
+        result = fisk(
+            "run",
+            "--no-tui",
+            "--config",
+            str(config),
+            PROMPT,
+            cwd=tmp_path,
+            env=fisk_environment(tmp_path, api),
+        )
+        (request,) = api.requests
+
+    assert result.returncode == 0, result.stderr
+    assert request["model"] == "claude-inventory-1"
+    assert request["system"][0]["text"] == "You count the stock."
+    assert request["max_tokens"] == 1234
+    assert request["thinking"] == {"type": "disabled"}
+    assert request["output_config"] == {"effort": "low"}
+    assert "cache_control" not in json.dumps(request)
+
+
+def _joke_exported(tmp_path: Path, telemetry: str) -> Receiver:
+    """The cowsay joke replayed under ``telemetry`` (the block's keys, indented under it), with
+    what reached a collector."""
+    cowsay = REPO_ROOT / "examples" / "cowsay"
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        (cowsay / "agent.yaml").read_text().replace("./cowsay.py", str(cowsay / "cowsay.py"))
+    )
+    receiver = Receiver()
+    receiver.start()
+    try:
+        with config.open("a") as file:
+            file.write(f"telemetry:\n  enabled: true\n  endpoint: {receiver.endpoint}\n{telemetry}")
+        environment = fisk_environment(tmp_path)
+        for name in [name for name in environment if name.startswith(("OTEL_", "FISK_TELEMETRY"))]:
+            del environment[name]
+        result = fisk(
+            "run",
+            "--no-tui",
+            "--replay",
+            str(cowsay / "joke.cassette"),
+            "--config",
+            str(config),
+            "tell me a joke",
+            cwd=tmp_path,
+            env=environment,
+        )
+    finally:
+        receiver.stop()
+    assert result.returncode == 0, result.stderr
+    return receiver
+
+
+def _captured(receiver: Receiver, key: str) -> list[str]:
+    chats = [span for span in receiver.spans() if span.name.startswith("chat ")]
+    return [str(attributes(chat)[key]) for chat in chats]
+
+
+def test_the_files_telemetry_keys_reach_the_collector(tmp_path: Path) -> None:
+    receiver = _joke_exported(
+        tmp_path,
+        "  service_name: stock-agent\n  no_metrics: true\n"
+        "  capture: {enabled: true, messages: full}\n",
+    )
+
+    assert receiver.service_names() == {"stock-agent"}
+    assert receiver.metric_names() == set()
+    inputs = [json.loads(sent) for sent in _captured(receiver, "gen_ai.input.messages")]
+    # full: each of the three calls carries the whole conversation so far.
+    assert [len(sent) for sent in inputs] == [1, 3, 5]
+
+
+def test_the_files_capture_max_bytes_cuts_what_each_span_carries(tmp_path: Path) -> None:
+    receiver = _joke_exported(tmp_path, "  capture: {enabled: true, max_bytes: 24}\n")
+
+    captured = _captured(receiver, "gen_ai.input.messages")
+    captured += _captured(receiver, "gen_ai.output.messages")
+    assert captured
+    assert all(len(value.encode()) <= 24 for value in captured)
+    assert any(len(value.encode()) == 24 for value in captured)
+
+
+def test_a_files_sample_ratio_of_zero_exports_no_spans(tmp_path: Path) -> None:
+    receiver = _joke_exported(tmp_path, "  sample_ratio: 0\n")
+
+    assert receiver.spans() == []
+    assert receiver.metric_names()  # the export ran; only the spans were sampled out
+
+
+def test_the_files_llm_provider_chooses_who_answers(tmp_path: Path) -> None:
+    cowsay = REPO_ROOT / "examples" / "cowsay"
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        (cowsay / "agent.yaml")
+        .read_text()
+        .replace("./cowsay.py", str(cowsay / "cowsay.py"))
+        .replace("llm:\n", "llm:\n  provider: replay\n")
+    )
+    # No API key: only the replay provider the file names can answer.
+    environment = fisk_environment(
+        tmp_path, extra={"FISK_AI_CASSETTE": str(cowsay / "joke.cassette")}
+    )
+
+    result = fisk(
+        "run", "--no-tui", "--config", str(config), "tell me a joke", cwd=tmp_path, env=environment
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == cassette_answer(cowsay / "joke.cassette").strip() + "\n"

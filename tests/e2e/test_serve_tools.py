@@ -241,3 +241,48 @@ async def test_a_fault_on_the_service_drains_and_fails(setup: Setup) -> None:
     await peer.close()
     await peer.client.close()
     await transport.close()
+
+
+async def test_the_files_a2a_keys_set_what_the_banner_says_each_endpoint_allows(
+    setup: Setup,
+) -> None:
+    text = setup.config.read_text().replace(
+        "      max_concurrent_tools: 2\n",
+        "      max_concurrent_tools: 3\n      tool_timeout: 9s\n      prompts: {workers: 3}\n",
+    )
+    setup.config.write_text(
+        text + "system_prompt: You look after the fleet.\nllm:\n  model: claude-test-1\n"
+    )
+    served = await asyncio.create_subprocess_exec(
+        str(FISK),
+        "serve",
+        "--config",
+        str(setup.config),
+        # Answering prompts needs a key to start; nothing here asks the model anything.
+        env={
+            **setup.environment,
+            "ANTHROPIC_API_KEY": "sk-ant-never-used",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        },
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    banner: list[str] = []
+    try:
+        assert served.stdout is not None
+        while not banner or not banner[-1].startswith("Exposed:"):
+            line = await asyncio.wait_for(served.stdout.readline(), WAIT)
+            assert line, "the banner ended early"
+            banner.append(line.decode().strip())
+    finally:
+        if served.returncode is None:
+            served.send_signal(signal.SIGINT)
+        _, stderr = await asyncio.wait_for(served.communicate(), WAIT)
+    assert served.returncode == 0, stderr.decode()
+
+    prompts = banner.index("Answering prompts over a2a:")
+    tools = banner.index("Serving tools over a2a:")
+    assert "Workers: 3" in banner[prompts:tools]
+    assert "Concurrency: 3" in banner[tools:]
+    assert "Tool Timeout: 9s" in banner[tools:]

@@ -362,12 +362,15 @@ class JobsModel(FakeMessagesAPI):
 @dataclass(frozen=True)
 class Channels:
     """What each worker serves: jobs ``job_slots`` at a time, prompts ``prompt_slots`` at a
-    time, and its application's commands as tools when ``tools`` (``tool_slots`` at once)."""
+    time, its application's commands as tools when ``tools`` (``tool_slots`` at once), and
+    Slack mentions ``slack_slots`` at a time when that is not 0 (the Slack tokens and address
+    come from the environment the workers inherit)."""
 
     job_slots: int = 8
     prompt_slots: int = 2
     tools: bool = False
     tool_slots: int = 4
+    slack_slots: int = 0
 
 
 def worker_config(home: Path, application: Path, channels: Channels) -> Path:
@@ -399,6 +402,7 @@ def worker_config(home: Path, application: Path, channels: Channels) -> Path:
         "    jobs:\n"
         f"      queue: {QUEUE}\n"
         f"      workers: {channels.job_slots}\n"
+        + (f"    slack:\n      workers: {channels.slack_slots}\n" if channels.slack_slots else "")
     )
     return path
 

@@ -126,3 +126,28 @@ async def test_the_model_searches_the_corpus_and_reads_the_citation(tmp_path: Pa
     assert searched["results"][0]["citation"] == f"{docs.as_posix()}/runbook.md#0"
     assert "make restart" in searched["results"][0]["content"]
     knowledge.close()
+
+
+async def test_the_files_directory_top_k_and_token_budget_shape_what_the_tools_return(
+    tmp_path: Path,
+) -> None:
+    from fisk_ai.tools.base import ExecDeps
+
+    store = tmp_path / "elsewhere"
+    files = {f"doc{n:03d}.md": f"# D\n\nshared needle {n}\n" for n in range(40)}
+    index(store, write_corpus(tmp_path / "docs", files))
+
+    async def call_both(settings: str) -> tuple[int, int]:
+        tools = run_tool_set(
+            agent_config("    enabled: true\n" + settings, store), no_application()
+        )
+        search, enumerate_ = tools.get("knowledge_search"), tools.get("knowledge_enumerate")
+        assert search is not None and enumerate_ is not None
+        found = json.loads((await search.execute('{"query": "needle"}', ExecDeps())).model_content)
+        listed = await enumerate_.execute('{"query": "needle"}', ExecDeps())
+        return len(found["results"]), json.loads(listed.model_content)["returned"]
+
+    searched, enumerated = await call_both("")
+    assert searched == 5 and enumerated > 2
+    # The index is found only at the written directory: these results come from it.
+    assert await call_both("    top_k: 2\n    max_injected_tokens: 40\n") == (2, 1)

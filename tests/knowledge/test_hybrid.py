@@ -41,12 +41,14 @@ def fake_vector(text: str) -> list[float]:
 class FakeEmbeddings:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(body)
+                fake.authorizations.append(self.headers.get("Authorization"))
                 data = [
                     {"object": "embedding", "index": i, "embedding": fake_vector(text)}
                     for i, text in enumerate(body["input"])
@@ -180,3 +182,56 @@ def test_a_lexical_index_is_refused_when_embeddings_are_configured(
         writer.plan_vectors(wanted_manifest(settings(fake.url), DIMENSION))
     # --reindex drops everything, and the vector tier is planned on the empty index.
     build(store, Path("ops"), settings(fake.url), rebuild=True)
+
+
+def test_the_files_embeddings_keys_shape_every_request(
+    tmp_path: Path, fake: FakeEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FISK_TEST_EMBEDDINGS_KEY", "sk-embed-0123")
+    write_corpus(tmp_path, CORPUS)
+    cfg = config.parse(
+        "harness:\n  knowledge:\n    enabled: true\n    embeddings:\n"
+        f"      base_url: {fake.url}\n"
+        "      model: fake-9\n"
+        "      api_key_env: FISK_TEST_EMBEDDINGS_KEY\n"
+        "      query_prefix: 'query: '\n"
+        "      document_prefix: 'passage of {title}: '\n",
+        config.Mode.LENIENT,
+    )
+    embeddings = cfg.harness.knowledge.embeddings
+    assert embeddings is not None
+    store = tmp_path / "store"
+    build(store, Path("ops"), embeddings)
+    index = KnowledgeIndex(store, embeddings)
+    try:
+        index.search_blocking("bounce machine", 1)
+    finally:
+        index.close()
+
+    documents = [text for request in fake.requests[1:-1] for text in request["input"]]
+    assert sorted(documents)[0].startswith("passage of Disks: ")
+    assert all(text.startswith("passage of ") for text in documents)
+    assert fake.requests[-1]["input"] == ["query: bounce machine"]
+    assert {request["model"] for request in fake.requests} == {"fake-9"}
+    assert set(fake.authorizations) == {"Bearer sk-embed-0123"}
+
+
+def test_the_embeddings_timeout_bounds_an_endpoint_that_never_answers() -> None:
+    import socket
+    import time
+
+    from fisk_ai.knowledge.embeddings import EmbeddingsUnavailable
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        port = silent.getsockname()[1]
+        settings = config.Embeddings(
+            base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=timedelta(milliseconds=300)
+        )
+        started = time.monotonic()
+        with pytest.raises(EmbeddingsUnavailable, match=r"timeout after 0\.3s"):
+            Embedder(settings).probe()
+    # The default of 30s would hold the call far longer.
+    assert time.monotonic() - started < 10

@@ -133,6 +133,9 @@ class RecordingPane:
     async def deliver(self, report: PaneReport) -> None:
         self.reports.append((report.state.value, report.reason))
 
+    async def restore(self) -> None:
+        """Giving the pane back is no report."""
+
 
 async def test_a_question_marks_the_pane_blocked_then_working(
     terminal: tuple[int, io.TextIOWrapper],

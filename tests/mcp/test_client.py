@@ -247,3 +247,9 @@ async def test_discovery_reports_a_down_server_and_carries_on(free_port: int) ->
     listing = reports[1].listing
     assert listing is not None
     assert "echo_echo" in [tool.name for tool in listing.tools]
+
+
+async def test_an_entrys_exclude_leaves_out_the_tools_it_names() -> None:
+    async with open_mcp_sessions([stdio_entry(exclude={"tools": ["^add$"]})]) as sessions:
+        names = [tool.name for tool in sessions.tools]
+    assert "echo_echo" in names and "echo_add" not in names

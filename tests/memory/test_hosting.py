@@ -148,3 +148,18 @@ async def test_info_lists_the_tools_without_opening_the_store() -> None:
     with pytest.raises(MemoryStoreError, match="not opened"):
         await store.list()
     assert unopened_memory(agent_config("    enabled: false\n")) is None
+
+
+async def test_a_written_directory_is_where_the_file_backend_keeps_the_notes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    cfg = agent_config("    enabled: true\n    options:\n      directory: shared/notes\n")
+
+    async with open_memory(cfg) as memory:
+        assert memory is not None
+        await memory.store.create("build.notes", "how to build", "make fleet")
+
+    assert list((tmp_path / "shared" / "notes").iterdir())
+    assert not (tmp_path / "memory").exists()
+    assert memory_location(cfg) == "file (shared/notes)"

@@ -15,6 +15,7 @@ class RecordingPane:
 
     def __init__(self, *, hold_first: bool = False) -> None:
         self.delivered: list[PaneReport] = []
+        self.restored = False
         self.started = asyncio.Event()
         self.release = asyncio.Event()
         if not hold_first:
@@ -24,6 +25,9 @@ class RecordingPane:
         self.started.set()
         await self.release.wait()
         self.delivered.append(report)
+
+    async def restore(self) -> None:
+        self.restored = True
 
 
 class BrokenPane:
@@ -36,11 +40,17 @@ class BrokenPane:
         self.attempts += 1
         raise OSError("no server on that socket")
 
+    async def restore(self) -> None:
+        raise OSError("no server on that socket")
+
 
 class StuckPane:
     name = "stuck"
 
     async def deliver(self, report: PaneReport) -> None:
+        await asyncio.Event().wait()
+
+    async def restore(self) -> None:
         await asyncio.Event().wait()
 
 
@@ -169,3 +179,20 @@ async def test_without_an_identity_the_title_is_the_program_and_state() -> None:
     reporter.report(PaneState.IDLE)
     await reporter.aclose()
     assert pane.delivered[0].title == "fisk idle"
+
+
+async def test_closing_gives_the_pane_back_once_something_was_reported() -> None:
+    reported, silent = RecordingPane(), RecordingPane()
+    Reporter("alpha", silent)
+    reporter = Reporter("alpha", reported)
+    reporter.report(PaneState.IDLE)
+    await reporter.aclose()
+    assert reported.restored
+    assert not silent.restored
+
+
+async def test_a_pane_that_cannot_be_given_back_does_not_hold_up_the_close() -> None:
+    for pane in (BrokenPane(), StuckPane()):
+        reporter = Reporter("alpha", pane, delivery_timeout=0.05, close_timeout=0.05)
+        reporter.report(PaneState.IDLE)
+        await reporter.aclose()

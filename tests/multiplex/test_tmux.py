@@ -105,9 +105,23 @@ async def test_the_pane_reads_blocked_then_working_then_idle(server: Server) -> 
     assert _title(server, pane_id) == "fisk:release-bot working"
 
     reporter.report(PaneState.IDLE)
-    await reporter.aclose()
+    await reporter.flush()
     assert _state(server, pane_id) == "idle"
     assert _title(server, pane_id) == "fisk:release-bot idle"
+
+
+async def test_closing_gives_the_pane_its_title_back(server: Server) -> None:
+    environ = server.new_pane()
+    pane_id = environ["TMUX_PANE"]
+    server.tmux("select-pane", "-t", pane_id, "-T", "build #1; logs")
+    multiplexer = detect(environ)
+    assert isinstance(multiplexer, TmuxPane)
+    reporter = Reporter("release-bot", multiplexer)
+    reporter.report(PaneState.BLOCKED, "approve: git push")
+    reporter.report(PaneState.IDLE)
+    await reporter.aclose()
+    assert _title(server, pane_id) == "build #1; logs"
+    assert server.tmux("display", "-p", "-t", pane_id, "#{@fisk_state}#{@fisk_reason}") == ""
 
 
 async def test_tmux_syntax_in_a_label_or_reason_stays_text(server: Server, tmp_path: Path) -> None:
@@ -116,7 +130,7 @@ async def test_tmux_syntax_in_a_label_or_reason_stays_text(server: Server, tmp_p
     planted = tmp_path / "planted"
     reporter = Reporter("#{pane_id}#(echo hi)", detect(environ))
     reporter.report(PaneState.BLOCKED, f"-u #(touch {planted}) #{{pane_id}} ;")
-    await reporter.aclose()
+    await reporter.flush()
     assert _title(server, pane_id) == "fisk:#{pane_id}#(echo hi) blocked"
     assert _reason(server, pane_id) == f"-u #(touch {planted}) #{{pane_id}} ;"
     assert not planted.exists()
@@ -146,8 +160,8 @@ async def test_the_documented_status_line_shows_each_agent_state(
     working = Reporter("beta", detect(working_pane))
     blocked.report(PaneState.BLOCKED, "approve: make release, then tag")
     working.report(PaneState.WORKING)
-    await blocked.aclose()
-    await working.aclose()
+    await blocked.flush()
+    await working.flush()
 
     config = tmp_path / "fisk.tmux.conf"
     config.write_text(_docs_block("tmux"))
@@ -174,8 +188,8 @@ async def test_the_documented_pane_list_names_every_agent(server: Server) -> Non
     working = Reporter("beta", detect(working_pane))
     blocked.report(PaneState.BLOCKED, "approve: make release, then tag")
     working.report(PaneState.WORKING)
-    await blocked.aclose()
-    await working.aclose()
+    await blocked.flush()
+    await working.flush()
 
     command = shlex.split(_docs_block("sh").strip())
     assert command[0] == "tmux"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from textual import events
@@ -62,6 +63,31 @@ async def test_the_browser_lists_every_session(tmp_path: Path) -> None:
         await until_loaded(app)
         await pilot.pause()
         assert sorted(listed(app)) == ["billing-check", "fleet-hello", "orders-report"]
+
+
+async def test_a_conversation_resting_between_turns_reads_answered(tmp_path: Path) -> None:
+    from fisk_ai.sessions import Terminal, TerminalReason
+    from tests.sessions.builders import journal
+
+    answered = stream_report("served-chat", "how is ORDERS")
+    answered[-1] = dataclasses.replace(answered[-1], payload=Terminal(TerminalReason.SUSPENDED))
+    reported = stream_report("stopped-mid-turn", "report on BILLING")
+    # Suspended with the tool's output journaled and the model not yet asked again.
+    stopped = journal(
+        reported[1].payload,
+        reported[2].payload,
+        Terminal(TerminalReason.SUSPENDED),
+        first=reported[0].payload,  # type: ignore[arg-type]
+    )
+    write_journal(tmp_path, answered)
+    write_journal(tmp_path, stopped)
+    app = SessionsApp(FileSessionStore(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until_loaded(app)
+        await pilot.pause()
+        shown = {row.summary.run_id: row.text for row in browser(app).session_list.rows}
+    assert " answered " in shown["served-chat"]
+    assert " suspended " in shown["stopped-mid-turn"]
 
 
 async def test_typing_filters_the_listing(tmp_path: Path) -> None:

@@ -1,15 +1,17 @@
 """Every channel of one `fisk serve` process under load at once: 32 concurrent a2a prompts
-through the project's PromptsClient, remote tool calls, and 100 queued jobs. No reply is lost,
-every prompt and job gets its own answer, and the server's RSS growth over the load is printed
-(reported, not bounded: it depends on the allocator and the machine).
+through the project's PromptsClient, remote tool calls, 100 queued jobs, and mentions of its
+Slack bot in several threads (the fake Slack of tests/fakes/slack.py, reached through
+SLACK_API_URL). No reply is lost, every prompt, job and mention gets its own answer (a mention's
+in its own thread), and the server's RSS growth over the load is printed (reported, not bounded:
+it depends on the allocator and the machine).
 
-Slack joins here once its fake lands (tests/fakes/ by the Slack work): add ``slack`` to the
-worker's channels in ``SERVED``, and a ``slack_mentions`` coroutine beside ``prompts`` and
-``tool_calls`` below that mentions the bot N times and waits for N answers."""
+``slack_too`` starts the fake Slack and puts its tokens and address in the environment the
+worker inherits."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from tests.fakes.nats_cluster import (
     job_prompt,
     run_fleet,
 )
+from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, Posted
 
 pytestmark = [
     pytest.mark.e2e,
@@ -43,8 +46,15 @@ TOOL_CALLERS = 4
 CALLS_EACH = 8
 FIRST_PROMPT = 1000
 """Prompts are numbered after the jobs, so the fake model tells their answers apart."""
+MENTIONS = 6
+FIRST_MENTION = 2000
+"""Mentions are numbered after the prompts. Each opens a thread in a channel of its own, so the
+channel history a thread's opening turn reads holds no other mention's number."""
+ANA = "U024BE7LH"
 WAIT = timedelta(seconds=60)
-SERVED = Channels(job_slots=8, prompt_slots=PROMPTS, tools=True, tool_slots=TOOL_CALLERS)
+SERVED = Channels(
+    job_slots=8, prompt_slots=PROMPTS, tools=True, tool_slots=TOOL_CALLERS, slack_slots=3
+)
 
 
 def resident_kib(pid: int) -> int:
@@ -78,6 +88,42 @@ async def tool_calls(transport: NatsTransport) -> list[ToolReply]:
     return [reply for replies in callers for reply in replies]
 
 
+@pytest.fixture
+async def slack_too(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeSlack]:
+    """The fake Slack, and what a worker needs to answer mentions in it."""
+    fake = FakeSlack()
+    fake.person(ANA, real_name="Ana Silva", display_name="ana", handle="ana.silva")
+    await fake.start()
+    # The workers' environment is this process's, less the terminal's own variables.
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_API_URL", fake.api_url)
+    yield fake
+    await fake.stop()
+
+
+def answers(slack: FakeSlack, mention: Posted, text: str) -> Callable[[], list[Posted]]:
+    """The bot's messages in ``mention``'s thread that read ``text``."""
+    return lambda: [m for m in slack.bot_messages(mention.channel, mention.ts) if m.text == text]
+
+
+async def slack_mentions(slack: FakeSlack) -> list[int]:
+    """A mention in each of several threads at once; how many answers each thread got."""
+    mentions = await asyncio.gather(
+        *(
+            slack.mention(f"C0LOAD{number}", ANA, job_prompt(FIRST_MENTION + number))
+            for number in range(MENTIONS)
+        )
+    )
+    for number, mention in enumerate(mentions):
+        expected = answers(slack, mention, job_answer(FIRST_MENTION + number))
+        await slack.wait_for(expected, what=f"the answer to mention {number} in its thread")
+    return [
+        len(answers(slack, mention, job_answer(FIRST_MENTION + number))())
+        for number, mention in enumerate(mentions)
+    ]
+
+
 async def warm_up(running: Fleet) -> None:
     """One prompt, so the growth measured is the load's and not the first model call's
     imports (the anthropic SDK is imported only when a model is first called)."""
@@ -90,13 +136,19 @@ async def warm_up(running: Fleet) -> None:
         await transport.close()
 
 
-async def load(running: Fleet) -> tuple[list[str], list[ToolReply], int]:
-    """Prompts, tool calls and jobs at once; the prompts' answers, the tool replies, and how
-    many jobs ended with their own answer."""
+async def load(
+    running: Fleet, slack: FakeSlack
+) -> tuple[list[str], list[ToolReply], int, list[int]]:
+    """Prompts, tool calls, jobs and Slack mentions at once; the prompts' answers, the tool
+    replies, how many jobs ended with their own answer, and how many answers each mention's
+    thread got."""
     transport = NatsTransport(await running.cluster.connect("caller"), owned=True)
     try:
-        answered, replies, run = await asyncio.gather(
-            prompts(transport), tool_calls(transport), run_fleet(running, JOBS, within=90.0)
+        answered, replies, run, threads = await asyncio.gather(
+            prompts(transport),
+            tool_calls(transport),
+            run_fleet(running, JOBS, within=90.0),
+            slack_mentions(slack),
         )
     finally:
         await transport.close()
@@ -106,18 +158,18 @@ async def load(running: Fleet) -> tuple[list[str], list[ToolReply], int]:
         if task["state"] == "complete"
         and task["result"]["payload"].get("text") == job_answer(index)
     )
-    return answered, replies, jobs_answered
+    return answered, replies, jobs_answered, threads
 
 
-async def test_one_process_serves_prompts_tools_and_jobs_at_once_under_load(
-    tmp_path: Path,
+async def test_one_process_serves_prompts_tools_jobs_and_slack_at_once_under_load(
+    tmp_path: Path, slack_too: FakeSlack
 ) -> None:
     async with fleet(tmp_path, nodes=1, workers=1, channels=SERVED) as running:
         pid = running.workers[0].process.pid
         started = resident_kib(pid)
         await warm_up(running)
         before = resident_kib(pid)
-        answered, replies, jobs_answered = await load(running)
+        answered, replies, jobs_answered, threads = await load(running, slack_too)
         after = resident_kib(pid)
         errors = running.workers[0].errors()
 
@@ -125,9 +177,10 @@ async def test_one_process_serves_prompts_tools_and_jobs_at_once_under_load(
     assert len(replies) == TOOL_CALLERS * CALLS_EACH
     assert [reply for reply in replies if reply.is_error] == []
     assert jobs_answered == JOBS, errors
+    assert threads == [1] * MENTIONS, errors
     print(
         f"\nfisk serve RSS: {started / 1024:.1f} MiB at start, {before / 1024:.1f} MiB after one "
         f"prompt, {after / 1024:.1f} MiB after {PROMPTS} prompts + "
-        f"{TOOL_CALLERS * CALLS_EACH} tool calls + {JOBS} jobs "
+        f"{TOOL_CALLERS * CALLS_EACH} tool calls + {JOBS} jobs + {MENTIONS} Slack mentions "
         f"({(after - before) / 1024:+.1f} MiB under the load)"
     )

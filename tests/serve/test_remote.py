@@ -145,3 +145,21 @@ async def test_a_call_after_the_peer_left_is_an_unavailable_error_result() -> No
     assert outcome.is_error
     assert outcome.output.startswith("remote agent unavailable")
     await broker.close()
+
+
+async def test_a_hosts_include_and_exclude_choose_which_of_its_tools_are_imported(
+    peer: MemoryTransport,
+) -> None:
+    async def names(selection: str) -> set[str]:
+        cfg = config.parse(
+            "identity: importer\nnats_context: test\nremote_tools:\n"
+            f"  - name: {SERVING}\n    alias: ops\n{selection}",
+            config.Mode.LENIENT,
+        )
+        imported = await discover_remote_tools(cfg, peer, strict=True)
+        tools = run_tool_set(cfg, ApplicationTools(None, {}, ()), imported.hosts)
+        return {name for name in ("ls", "status") if tools.get(name) is not None}
+
+    assert await names("") == {"ls", "status"}
+    assert await names("    include: {tools: ['^st']}\n") == {"status"}
+    assert await names("    exclude: {tools: ['^st']}\n") == {"ls"}

@@ -25,6 +25,8 @@ from fisk_ai.serve.server import (
     lowered,
 )
 from fisk_ai.sessions.file import FileSessionStore
+from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.tools.base import ExecDeps
 from fisk_ai.tools.base import Outcome as ToolOutcome
 from fisk_ai.tools.questions import ApprovalChoice, Prompter
@@ -251,6 +253,39 @@ def test_a_budget_lowers_the_limits_and_never_raises_them() -> None:
     assert (lower.max_tokens, lower.max_iterations) == (1_000, 2)
     assert (higher.max_tokens, higher.max_iterations) == (100_000, 10)
     assert lower.tool_timeout == higher.tool_timeout == timedelta(minutes=5)
+
+
+async def test_single_turn_work_ends_its_journal_completed_under_interactive_settings(
+    tmp_path: Path,
+) -> None:
+    # Served prompts make the shared settings interactive; a queued job shares them.
+    store = FileSessionStore(tmp_path / "runs")
+    resources = Resources(
+        dataclasses.replace(SETTINGS, interactive=True),
+        ScriptedProvider([answer("ORDERS has none"), answer("the fleet is green")]),
+        toolset(),
+        store,
+    )
+    channel = QueueChannel()
+    server = Server(resources, [(channel, 1)])
+    serving = asyncio.create_task(server.serve())
+    job, prompt = Job(), Job()
+    job_work = dataclasses.replace(job.work(), single_turn=True)
+    prompt_work = prompt.work()
+    try:
+        channel.offer(job_work)
+        await job.finished.wait()
+        channel.offer(prompt_work)
+        await prompt.finished.wait()
+    finally:
+        await server.stop()
+        await asyncio.gather(serving, return_exceptions=True)
+
+    job_terminal = fold(await store.read(job_work.session_id)).terminal
+    prompt_terminal = fold(await store.read(prompt_work.session_id)).terminal
+    assert job_terminal is not None and job_terminal.reason is TerminalReason.COMPLETED
+    # The prompt's conversation stays open for its next turn.
+    assert prompt_terminal is not None and prompt_terminal.reason is TerminalReason.SUSPENDED
 
 
 async def test_a_budget_on_the_work_limits_its_run(serve: StartServer) -> None:

@@ -251,3 +251,19 @@ async def test_a_symlink_in_place_of_the_index_is_not_followed(
     assert summary.first_prompt == "report on ORDERS"
     assert not (directory / INDEX_NAME).is_symlink()
     assert "planted prompt" in planted.read_text()
+
+
+@pytest.mark.parametrize("status", ["paused-forever", ["completed"], None])
+async def test_a_row_with_a_status_this_build_does_not_know_is_read_again(
+    store: FileSessionStore, directory: Path, status: object
+) -> None:
+    await stored_session(store, "orders", prompt="report on ORDERS")
+    await store.list()
+    document = json.loads((directory / INDEX_NAME).read_text())
+    document["sessions"]["orders"][2] = status
+    (directory / INDEX_NAME).write_text(json.dumps(document))
+
+    [summary] = await store.list()
+
+    assert summary.status is SessionStatus.OPEN
+    assert index_rows(directory)["orders"][2] == SessionStatus.OPEN.value

@@ -43,3 +43,11 @@ def test_bidi_controls_are_removed() -> None:
 def test_a_lone_surrogate_becomes_a_replacement_character() -> None:
     assert strip_control("bad\ud800") == "bad\ufffd"
     assert single_line("bad\udfff x").encode() == "bad\ufffd x".encode()
+
+
+def test_single_line_reads_every_character_as_the_full_sanitiser_does() -> None:
+    # Text with nothing to clean takes a shortcut; each character, alone and between others,
+    # comes out as the escape-stripping, control-collapsing reading of it would have it.
+    for code in range(0x10000):
+        for text in (chr(code), f"a{chr(code)}b", f"a {chr(code)}  b "):
+            assert single_line(text) == " ".join(strip_control(text).split()), hex(code)

@@ -334,6 +334,7 @@ class JobsChannel:
             caller=request.sender.name,
             traceparent=traceparent,
             trace=trace,
+            single_turn=True,
         )
 
     async def _renew(self, message: Msg) -> None:

@@ -3,7 +3,7 @@ thousands of sessions cost no more to show than a screenful."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.segment import Segment
@@ -19,32 +19,50 @@ from fisk_ai.util.sanitize import single_line
 if TYPE_CHECKING:
     from fisk_ai.sessions import SessionSummary
 
+ID_WIDTH = 27
+"""A KSUID's length: the ids a run makes line up; a longer one given by hand pushes its row on."""
 STATUS_WIDTH = 10
-MODEL_WIDTH = 18
 UPDATED_FORMAT = "%Y-%m-%d %H:%M"
 PROMPT_LIMIT = 200
+ANSWERED = "answered"
+"""Shown for a suspended session whose last turn was answered: it waits for a next prompt."""
 
 
-@dataclass(frozen=True)
-class SessionRow:
-    """One listed session with its line as shown and the lowercased text the filter reads."""
-
-    summary: SessionSummary
-    text: str
-    haystack: str
-
-
-def session_row(summary: SessionSummary) -> SessionRow:
-    model = single_line(summary.model, MODEL_WIDTH - 1) or "-"
-    prompt = single_line(summary.first_prompt, PROMPT_LIMIT)
+def row_text(summary: SessionSummary) -> str:
+    """A session's line as listed: its id, status, when it was last touched and its first
+    prompt, or for a journal that cannot be read, why not."""
+    if summary.problem:
+        about = f"cannot be read: {single_line(summary.problem, PROMPT_LIMIT)}"
+    else:
+        about = single_line(summary.first_prompt, PROMPT_LIMIT)
     updated = summary.updated.astimezone().strftime(UPDATED_FORMAT)
-    text = f"{summary.status.value:<{STATUS_WIDTH}}{model:<{MODEL_WIDTH + 3}}{updated}  {prompt}"
-    haystack = f"{summary.run_id} {text}".casefold()
-    return SessionRow(summary, text, haystack)
+    run_id = single_line(summary.run_id)
+    status = ANSWERED if summary.between_turns else summary.status.value
+    return f"{run_id:<{ID_WIDTH}}  {status:<{STATUS_WIDTH}}{updated}  {about}"
+
+
+class SessionRow:
+    """One listed session. Its line as shown and the lowercased text the filter reads are made
+    when first asked for: a screen shows a few dozen of thousands of rows, and the filter reads
+    the text only once something is typed."""
+
+    __slots__ = ("__dict__", "summary")
+
+    def __init__(self, summary: SessionSummary) -> None:
+        self.summary = summary
+
+    @cached_property
+    def text(self) -> str:
+        return row_text(self.summary)
+
+    @cached_property
+    def haystack(self) -> str:
+        # The model has no column but is still matched.
+        return f"{self.text} {single_line(self.summary.model)}".casefold()
 
 
 def column_heading() -> str:
-    return f"{'STATUS':<{STATUS_WIDTH}}{'MODEL':<{MODEL_WIDTH + 3}}{'UPDATED':<18}PROMPT"
+    return f"{'ID':<{ID_WIDTH}}  {'STATUS':<{STATUS_WIDTH}}{'UPDATED':<18}PROMPT"
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -141,6 +159,10 @@ class SessionList(ScrollView, can_focus=True):
             style += self.get_component_rich_style("session-list--cursor")
         # Prompts and models are untrusted text: a plain segment, never markup.
         strip = Strip([Segment(self.rows[index].text, style)])
+        if strip.cell_length > width > 1:
+            # A cut prompt says it was cut.
+            cut = strip.crop(0, width - 1).extend_cell_length(width - 1, style)
+            return Strip([*cut, Segment("\u2026", style)], width)
         return strip.extend_cell_length(width, style).crop(0, width)
 
     def _set_cursor(self, index: int) -> None:

@@ -23,13 +23,25 @@ if TYPE_CHECKING:
 TURN_LABEL_WIDTH = 36
 
 
-def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int = 0) -> str:
+def side_panel_text(
+    setup: RunSetup, counters: Counters, standing_approvals: int = 0, width: int = 0
+) -> str:
+    """The tools and the counters; given the panel's ``width``, each tool stays on one row:
+    its source is shortened first (ending in an ellipsis), then its name."""
     usage = counters.usage
     lines = ["Tools"]
-    width = max((len(tool.name) for tool in setup.tools), default=0)
+    name_width = max((len(tool.name) for tool in setup.tools), default=0)
+    if width:
+        # A long name takes at most half the row, leaving the source a start.
+        name_width = min(name_width, max(width // 2 - 4, 8))
     for tool in setup.tools:
         notes = ("  gated" if tool.gated else "") + ("  deferred" if tool.deferred else "")
-        lines.append(f"  {tool.name.ljust(width)}  {single_line(tool.source, 30)}{notes}")
+        name = f"  {_cut(tool.name, name_width).ljust(name_width)}  "
+        source = single_line(tool.source, 30)
+        if width and len(name) + len(source) + len(notes) > width:
+            room = width - len(name) - len(notes)
+            source = _cut(source, room) if room > 1 else ""
+        lines.append(f"{name}{source}{notes}".rstrip())
     if not setup.tools:
         lines.append("  (none)")
     counted = [
@@ -45,6 +57,10 @@ def side_panel_text(setup: RunSetup, counters: Counters, standing_approvals: int
     ]
     lines += ["", "Counters", *(f"  {label.ljust(19)}{value}" for label, value in counted)]
     return "\n".join(lines)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "\u2026"
 
 
 def turn_label(number: int, prompt_line: str) -> str:
@@ -100,6 +116,10 @@ class SidePanel(VerticalScroll):
     def watch_standing_approvals(self) -> None:
         self._show_facts()
 
+    def on_resize(self) -> None:
+        # The tool rows are cut to the panel's width, which the run screen narrows.
+        self._show_facts()
+
     def toggle(self, transcript: Transcript) -> None:
         """Show or hide the panel; shown, it catches up with the run."""
         self.display = not self.display
@@ -109,7 +129,12 @@ class SidePanel(VerticalScroll):
     def _show_facts(self) -> None:
         if not self.display:
             return
-        facts = side_panel_text(self.setup, self.counters, len(self.standing_approvals))
+        facts = side_panel_text(
+            self.setup,
+            self.counters,
+            len(self.standing_approvals),
+            width=self.scrollable_content_region.width,
+        )
         self.query_one("#side-facts", Static).update(facts)
 
     def show_turns(self, transcript: Transcript) -> None:

@@ -50,9 +50,11 @@ async def client() -> AsyncIterator[NatsClient]:
         await connection.close()
 
 
-async def make_storage(client: NatsClient, *, tasks: bool = True, consumer: bool = True) -> None:
+async def make_storage(
+    client: NatsClient, *, tasks: bool = True, consumer: bool = True, queue: str = QUEUE
+) -> None:
     """What `ajc tasks initialize` and `ajc queue add FISK_AI --run-time 10m --tries 3
-    --concurrent 10` create."""
+    --concurrent 10` create (for ``queue``)."""
     js = client.jetstream()
     if tasks:
         await js.add_stream(
@@ -60,8 +62,8 @@ async def make_storage(client: NatsClient, *, tasks: bool = True, consumer: bool
         )
     await js.add_stream(
         StreamConfig(
-            name=f"CHORIA_AJ_Q_{QUEUE}",
-            subjects=[f"CHORIA_AJ.Q.{QUEUE}.>"],
+            name=f"CHORIA_AJ_Q_{queue}",
+            subjects=[f"CHORIA_AJ.Q.{queue}.>"],
             retention=RetentionPolicy.WORK_QUEUE,
             max_msgs_per_subject=1,
             discard=DiscardPolicy.NEW,
@@ -69,7 +71,7 @@ async def make_storage(client: NatsClient, *, tasks: bool = True, consumer: bool
     )
     if consumer:
         await js.add_consumer(
-            f"CHORIA_AJ_Q_{QUEUE}",
+            f"CHORIA_AJ_Q_{queue}",
             ConsumerConfig(
                 durable_name="WORKERS",
                 ack_policy=AckPolicy.EXPLICIT,
@@ -204,3 +206,57 @@ async def test_a_job_whose_journal_completed_is_answered_without_the_model(
     assert document["result"]["payload"]["text"] == "done once"
     assert document["tries"] == 2
     assert provider.calls == 0
+
+
+async def test_the_files_jobs_keys_choose_queue_task_type_context_and_payload_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fisk_ai import config
+    from fisk_ai.serve.jobs.hosting import take_jobs
+
+    cfg = config.parse(
+        "identity: worker\nsystem_prompt: You count.\nllm: {model: m}\n"
+        "expose:\n  agent:\n    jobs:\n"
+        "      queue: INVENTORY\n      task_type: inventory:run\n      workers: 2\n"
+        "      nats_context: stock\n      max_payload: 400\n",
+        config.Mode.SERVE,
+    )
+    async with EmbeddedBroker(jetstream=True) as broker:
+        contexts = tmp_path / "nats" / "context"
+        contexts.mkdir(parents=True)
+        (contexts / "stock.json").write_text(json.dumps({"url": broker.url, "token": broker.token}))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+        client = await broker.connect(name="test")
+        await make_storage(client, queue="INVENTORY")
+        fits = await enqueue(client, "INVENTORY", "inventory:run", json.dumps(REQUEST).encode())
+        too_big = dict(REQUEST, prompt="x" * 500)
+        over = await enqueue(client, "INVENTORY", "inventory:run", json.dumps(too_big).encode())
+        other_type = await enqueue(client, "INVENTORY", "fisk-ai:run", json.dumps(REQUEST).encode())
+        resources = Resources(
+            SETTINGS, ScriptedProvider([answer("42 crates")]), toolset(), FileSessionStore(tmp_path)
+        )
+        async with take_jobs(cfg, resources, workers=None) as channel:
+            assert channel.options.workers == 2
+            hosted = HostedChannels("worker", resources, [(channel, channel.options.workers)])
+            hosted.start()
+            try:
+                states: dict[str, str] = {}
+                for _ in range(200):
+                    for task_id in (fits, over):
+                        task = await load_task(client.jetstream(), task_id)
+                        assert task is not None
+                        states[task_id] = task.state
+                    if {states[fits], states[over]} <= {"complete", "terminated"}:
+                        break
+                    await asyncio.sleep(0.05)
+            finally:
+                await hosted.drain()
+                await hosted.close()
+        finished = await load_task(client.jetstream(), over)
+        untouched = await load_task(client.jetstream(), other_type)
+        await client.close()
+
+    assert (states[fits], states[over]) == ("complete", "terminated")
+    assert finished is not None
+    assert "over the 400-byte expose.agent.jobs.max_payload" in finished.document["last_err"]
+    assert untouched is not None and untouched.state == "new"

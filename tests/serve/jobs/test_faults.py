@@ -2,7 +2,8 @@
 session store did not answer (a node of the cluster going away) costs that one pull, not the
 channel, and the job is answered once its item comes back; a job whose answer was journaled but
 never stored on the task (so its item was not acknowledged) is answered on redelivery without a
-model call, also on a worker that answers prompts too, whose journals end suspended."""
+model call, also on a worker that answers prompts too (whose shared settings are interactive:
+the job's journal still ends completed)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ async def test_an_answer_journaled_but_not_stored_is_answered_from_the_journal(
     client: NatsClient, tmp_path: Path
 ) -> None:
     await make_storage(client)
-    # Served prompts make the settings interactive, and the jobs channel shares them.
+    # Served prompts make the shared settings interactive; a job's run is narrowed to a
+    # non-interactive one, since nobody can send it another turn.
     settings = dataclasses.replace(SETTINGS, interactive=True)
     store = FileSessionStore(tmp_path / "runs")
     provider = ScriptedProvider([answer("ORDERS has none")])
@@ -110,7 +112,7 @@ async def test_an_answer_journaled_but_not_stored_is_answered_from_the_journal(
         await wait_for_state(client, task_id, "complete")
         journal = fold(await store.read(job_session_id("worker", task_id)))
         assert journal.terminal is not None
-        assert journal.terminal.reason is TerminalReason.SUSPENDED
+        assert journal.terminal.reason is TerminalReason.COMPLETED
         # As if the worker died after journaling the answer and before storing it: the record
         # is back to active and the item on the queue again.
         task = await load_task(js, task_id)
