@@ -95,6 +95,16 @@ def blocked_reason(question: Question) -> str:
     return question.question
 
 
+def retry_wait_text(seconds_left: int) -> str:
+    """How long until the model is asked again, as the activity line counts it down."""
+    return "retrying now" if seconds_left <= 0 else f"retrying in {seconds_left}s"
+
+
+def retry_text(seconds_left: int, attempt: int, attempts: int) -> str:
+    """A model call the provider tries again (429, 529): the wait and the attempt."""
+    return f"{retry_wait_text(seconds_left)} (attempt {attempt} of {attempts})"
+
+
 def thinking_lines(text: str) -> list[str]:
     return [THOUGHT_PREFIX + line for line in strip_control(text).splitlines() if line.strip()]
 

@@ -6,12 +6,14 @@ narration, thinking (with --thinking), warnings and the run summary go to stderr
 
 from __future__ import annotations
 
+import math
 from typing import TextIO, assert_never
 
 from fisk_ai.agent.events import (
     Event,
     PromptEvent,
     StatusEvent,
+    StatusPhase,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
@@ -20,6 +22,7 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.presentation import (
     RESULT_PREFIX,
+    retry_text,
     thinking_lines,
     tool_call_line,
     tool_result_text,
@@ -64,16 +67,27 @@ class LineSurface:
             case ToolCallEvent():
                 self._call(event)
             case ToolResultEvent():
-                if self._tool_output and event.call_id not in self._silent_calls:
-                    self._line(RESULT_PREFIX)
-                    self._line(tool_result_text(event).rstrip("\n"))
+                self._result(event)
             case WarningEvent():
                 self._line(f"warning: {warning_text(event)}")
-            case StatusEvent() | PromptEvent():
-                # Progress is the pane's and the summary's to show; a prompt is the operator's own.
-                pass
+            case StatusEvent():
+                self._status(event)
+            case PromptEvent():
+                pass  # the operator's own words
             case _:
                 assert_never(event)
+
+    def _result(self, event: ToolResultEvent) -> None:
+        if self._tool_output and event.call_id not in self._silent_calls:
+            self._line(RESULT_PREFIX)
+            self._line(tool_result_text(event).rstrip("\n"))
+
+    def _status(self, event: StatusEvent) -> None:
+        # Progress is the pane's and the summary's to show; a wait on a busy model is said, or
+        # a run would sit silent through its retries.
+        if event.phase == StatusPhase.RETRYING:
+            wait = math.ceil(event.wait_seconds)
+            self._line(f"model busy: {retry_text(wait, event.attempt, event.attempts)}")
 
     def _call(self, event: ToolCallEvent) -> None:
         # The human-in-the-loop tools draw their own question; their call lines are noise

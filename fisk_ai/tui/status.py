@@ -24,6 +24,7 @@ from fisk_ai.agent.outcome import (
     TurnOutcome,
 )
 from fisk_ai.llm.types import Usage
+from fisk_ai.presentation import retry_text, retry_wait_text
 from fisk_ai.util.sanitize import single_line
 
 
@@ -123,13 +124,11 @@ class RetryWait:
 
     @property
     def short_text(self) -> str:
-        if self.seconds_left <= 0:
-            return "retrying now"
-        return f"retrying in {self.seconds_left}s"
+        return retry_wait_text(self.seconds_left)
 
     @property
     def text(self) -> str:
-        return f"{self.short_text} (attempt {self.attempt} of {self.attempts})"
+        return retry_text(self.seconds_left, self.attempt, self.attempts)
 
     def ticked(self) -> RetryWait:
         return replace(self, seconds_left=max(0, self.seconds_left - 1))

@@ -48,3 +48,13 @@ def test_a_piped_answer_is_raw_markdown() -> None:
     stdout = io.StringIO()
     write_answer("# Title\n\n**bold**", stdout, render=False)
     assert stdout.getvalue() == "# Title\n\n**bold**\n"
+
+
+def test_a_retried_model_call_is_said_with_its_wait_and_attempt() -> None:
+    from fisk_ai.agent.events import StatusEvent, StatusPhase
+
+    stderr = io.StringIO()
+    surface = LineSurface(stderr)
+    surface.emit(StatusEvent(phase=StatusPhase.RETRYING, attempt=2, attempts=3, wait_seconds=1.2))
+    surface.emit(StatusEvent(phase=StatusPhase.WORKING))
+    assert stderr.getvalue() == "model busy: retrying in 2s (attempt 2 of 3)\n"
