@@ -7,6 +7,10 @@ left behind. Under ``redact`` each finding is replaced with a typed placeholder
 fixed withholding message. A scan that fails counts as a hit. The operator is warned once per
 run, naming the checks that matched and never the matched text.
 
+The answer to a deferred call is journaled as its result and reaches the model on the next resume
+without passing PostToolUse, so whoever journals it screens it with ``deferred_answer_screen``,
+through the same ``screen_output`` the hook uses.
+
 The checks are patterns with a validator where one exists (Luhn for card numbers, ISO 13616
 mod 97 for IBANs, the SSA's unissued ranges for SSNs), so a look-alike such as a sixteen-digit
 order number that fails the checksum is left alone.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 
 from fisk_ai.agent.events import EventSink, WarningEvent, WarningKind
@@ -31,18 +35,22 @@ from fisk_ai.tools.base import Outcome
 
 __all__ = [
     "WITHHELD_OUTPUT",
+    "AnswerScreen",
     "Check",
     "Detector",
     "Finding",
     "PiiError",
     "PiiGuard",
     "Scanner",
+    "Screened",
     "card_valid",
+    "deferred_answer_screen",
     "guarded_hooks",
     "iban_valid",
     "luhn_valid",
     "redact",
     "scanner",
+    "screen_output",
     "ssn_valid",
 ]
 
@@ -109,6 +117,42 @@ def redact(text: str, findings: Sequence[Finding]) -> str:
     return "".join(parts)
 
 
+def _scanned(scan: Scanner, text: str) -> tuple[list[Finding], str]:
+    """The findings, or none and the reason the scan failed."""
+    try:
+        return scan.scan(text), ""
+    except Exception as exc:  # a failed scan is a hit, never a pass
+        return [], f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A tool's output as the model may see it, and what the scan found to make it so."""
+
+    text: str
+    findings: tuple[Finding, ...] = ()
+    failure: str = ""
+    """Why the scan failed; empty when it ran."""
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.findings or self.failure)
+
+
+def screen_output(text: str, mode: PiiMode, scan: Scanner) -> Screened:
+    """``text``, the output of a tool (or whatever stands in for one), as the model may see it
+    under ``mode``: redacted, withheld, or left alone when the mode is off or nothing is found."""
+    if mode is PiiMode.OFF:
+        return Screened(text)
+    findings, failure = _scanned(scan, text)
+    if failure:
+        return Screened(SCAN_FAILED_OUTPUT, failure=failure)
+    if not findings:
+        return Screened(text)
+    fitted = WITHHELD_OUTPUT if mode is PiiMode.REJECT else redact(text, findings)
+    return Screened(fitted, tuple(findings))
+
+
 class PiiGuard:
     """The guard of one run: scans, rewrites or refuses, and warns the operator once."""
 
@@ -117,13 +161,6 @@ class PiiGuard:
         self._events = events
         self._scanner = scan
         self._warned = False
-
-    def _scan(self, text: str) -> tuple[list[Finding], str]:
-        """The findings, or none and the reason the scan failed."""
-        try:
-            return self._scanner.scan(text), ""
-        except Exception as exc:  # a failed scan is a hit, never a pass
-            return [], f"{type(exc).__name__}: {exc}"
 
     def _warn(self, where: str, findings: Sequence[Finding], failure: str) -> None:
         if self._warned:
@@ -146,7 +183,7 @@ class PiiGuard:
         )
 
     async def on_prompt(self, prompt: str) -> str | Deny:
-        findings, failure = self._scan(prompt)
+        findings, failure = _scanned(self._scanner, prompt)
         if not findings and not failure:
             return prompt
         self._warn("a prompt", findings, failure)
@@ -161,15 +198,41 @@ class PiiGuard:
         return redact(prompt, findings)
 
     async def on_tool_result(self, call: ToolUseBlock, outcome: Outcome) -> Outcome:
-        findings, failure = self._scan(outcome.output)
-        if not findings and not failure:
-            return outcome
-        self._warn(f"the output of {call.name}", findings, failure)
-        if failure:
-            return replace(outcome, output=SCAN_FAILED_OUTPUT)
-        if self.mode is PiiMode.REJECT:
-            return replace(outcome, output=WITHHELD_OUTPUT)
-        return replace(outcome, output=redact(outcome.output, findings))
+        screened = self._screen(f"the output of {call.name}", outcome.output)
+        return outcome if screened is outcome.output else replace(outcome, output=screened)
+
+    def on_deferred_answer(self, tool_name: str, answer: str) -> str:
+        """The answer somebody gave a deferred call of ``tool_name``, screened as its output
+        would have been had the tool answered itself."""
+        return self._screen(f"the answer to a deferred call of {tool_name}", answer)
+
+    def _screen(self, where: str, text: str) -> str:
+        screened = screen_output(text, self.mode, self._scanner)
+        if screened.hit:
+            self._warn(where, screened.findings, screened.failure)
+        return screened.text
+
+
+AnswerScreen = Callable[[str, str], str]
+"""What the answer to a deferred call of a tool becomes before it is journaled: called with the
+tool's name and the answer."""
+
+
+def _guard(
+    mode: PiiMode, events: EventSink, build: Callable[[], Scanner], stopped: str
+) -> PiiGuard | None:
+    """The guard of ``mode``, None when it is off; a scanner that will not build raises, saying
+    what was ``stopped`` for want of it."""
+    if mode is PiiMode.OFF:
+        return None
+    try:
+        scan = build()
+    except Exception as exc:
+        raise PiiError(
+            f"the personal data scanner could not be built ({type(exc).__name__}: {exc}); "
+            f"{stopped}. Set harness.pii.mode to off to run without it"
+        ) from None
+    return PiiGuard(mode, events, scan)
 
 
 def guarded_hooks(
@@ -180,18 +243,27 @@ def guarded_hooks(
 ) -> Hooks:
     """The caller's hooks with the guard after theirs, or theirs alone when the mode is off."""
     hooks = hooks or Hooks()
-    if mode is PiiMode.OFF:
+    guard = _guard(mode, events, build, "the run did not start")
+    if guard is None:
         return hooks
-    try:
-        scan = build()
-    except Exception as exc:
-        raise PiiError(
-            f"the personal data scanner could not be built ({type(exc).__name__}: {exc}); "
-            "the run did not start. Set harness.pii.mode to off to run without it"
-        ) from None
-    guard = PiiGuard(mode, events, scan)
     return replace(
         hooks,
         user_prompt_submit=(*hooks.user_prompt_submit, guard.on_prompt),
         post_tool_use=(*hooks.post_tool_use, guard.on_tool_result),
     )
+
+
+def deferred_answer_screen(
+    mode: PiiMode, events: EventSink, build: Callable[[], Scanner] = scanner
+) -> AnswerScreen:
+    """How answers to deferred calls are screened under ``mode`` before they are journaled: as a
+    tool's output is, with one warning to ``events``. The answer reaches the model on the next
+    resume as the call's result, past the run's PostToolUse hook, so it is scanned here."""
+    guard = _guard(mode, events, build, "the answer was not journaled")
+    if guard is None:
+        return _unscreened
+    return guard.on_deferred_answer
+
+
+def _unscreened(tool_name: str, answer: str) -> str:
+    return answer

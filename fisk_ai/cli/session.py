@@ -65,7 +65,8 @@ def register(subcommands: Any) -> None:
         help="supply the result of a deferred tool call",
         description="Journal the result of a tool call the session is waiting on (fisk session "
         "show lists them under Waiting on), then continue it with fisk run --resume ID. The "
-        "tool is not called again.",
+        "tool is not called again. The answer is scanned for personal data as a tool's output "
+        "is, under harness.pii.mode of --config (redact without --config).",
     )
     answer.add_argument("session_id", metavar="ID")
     answer.add_argument("call_id", metavar="CALL_ID", help="the tool_use id of the deferred call")
@@ -88,18 +89,26 @@ def register(subcommands: Any) -> None:
         )
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _config(args: argparse.Namespace) -> Any:
+    """The configuration --config names, or None without one."""
+    if not args.config:
+        return None
+    from fisk_ai.config import Mode, load
+
+    return load(args.config, Mode.LENIENT)
+
+
+def _store(args: argparse.Namespace, cfg: Any = None) -> Any:
+    """The session store of ``cfg`` (loaded from --config when not given)."""
     if not args.config:
         # Without a configuration the file backend is meant; not loading the configuration
         # code keeps `fisk session ls` quick.
         from fisk_ai.sessions import lookup_backend
 
         return lookup_backend("file")(directory=args.state_dir)
-    from fisk_ai.config import Mode, load
     from fisk_ai.serve.stores import session_store_for
 
-    cfg = load(args.config, Mode.LENIENT) if args.config else None
-    return session_store_for(cfg, args.state_dir)
+    return session_store_for(cfg if cfg is not None else _config(args), args.state_dir)
 
 
 def run_ls(args: argparse.Namespace) -> int:
@@ -172,11 +181,28 @@ def _on_terminal() -> bool:
 def run_answer(args: argparse.Namespace) -> int:
     import asyncio
 
+    from fisk_ai.agent.pii import deferred_answer_screen
+    from fisk_ai.config.models import Pii
+    from fisk_ai.lineui.surface import LineSurface
     from fisk_ai.sessions import answer_deferred
 
     content = _answer_content(args.text, args.file)
+    cfg = _config(args)
+    # The answer reaches the model on the next resume as the call's result, past the run's own
+    # guard, so it is scanned here; without --config under the configuration's default mode
+    # (redact), since the configuration it will resume under is not known.
+    mode = (cfg.harness.pii if cfg is not None else Pii()).mode
+    # A scanner that will not build is a FiskError: one sentence, nothing journaled.
+    screen = deferred_answer_screen(mode, LineSurface(sys.stderr))
     asyncio.run(
-        answer_deferred(_store(args), args.session_id, args.call_id, content, is_error=args.error)
+        answer_deferred(
+            _store(args, cfg),
+            args.session_id,
+            args.call_id,
+            content,
+            is_error=args.error,
+            screen=screen,
+        )
     )
     print(
         f"Answered {args.call_id} in session {args.session_id}; continue it with: "

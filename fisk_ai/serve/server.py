@@ -38,6 +38,7 @@ from fisk_ai.agent.outcome import (
     RunResult,
     TurnOutcome,
 )
+from fisk_ai.agent.pii import deferred_answer_screen
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import PromptDenied, Runner, SessionCompleted
 from fisk_ai.agent.settings import AgentSettings
@@ -388,7 +389,7 @@ class Server:
                 )
             case WorkKind.RESUME:
                 if work.deferred_answer is not None:
-                    await self._answer_deferred(work.session_id, work.deferred_answer)
+                    await self._answer_deferred(work, work.deferred_answer)
                 return await runner.resume(work.session_id, force=work.force)
             case WorkKind.FOLLOW_UP:
                 records = await store.read(work.session_id)
@@ -400,11 +401,16 @@ class Server:
                     work.session_id, work.prompt, force=work.force, records=records
                 )
 
-    async def _answer_deferred(self, session_id: str, answer: DeferredAnswer) -> None:
+    async def _answer_deferred(self, work: Work, answer: DeferredAnswer) -> None:
         store = self._resources.store
-        conversation = fold(await store.read(session_id))
+        conversation = fold(await store.read(work.session_id))
         if any(call.tool_use_id == answer.tool_use_id for call in conversation.deferred):
-            await answer_deferred(store, session_id, answer.tool_use_id, answer.result)
+            # Scanned as the tool's output would have been, under the mode of the run it resumes:
+            # the resume journals no tool_result of its own, so its PostToolUse guard never sees it.
+            screen = deferred_answer_screen(self._resources.settings.pii_mode, work.events)
+            await answer_deferred(
+                store, work.session_id, answer.tool_use_id, answer.result, screen=screen
+            )
 
     def _take(self) -> None:
         self._in_hand += 1
