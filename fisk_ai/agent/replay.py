@@ -11,6 +11,9 @@ The journal keeps more than a reader is shown: thinking signatures, the fingerpr
 grants and the notes of deferred calls stay behind. Events are grouped by turn, a turn starting at
 each prompt, so a window over the history can keep whole turns and never show a result without
 the call it answers.
+
+How the last turn ended is told apart from the events (``last_turn_ending``): the journal keeps
+only the latest terminal record, so earlier turns' endings are not there to replay.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from fisk_ai.llm.types import (
     answers_the_prompt,
 )
 from fisk_ai.sessions.fold import Conversation
+from fisk_ai.sessions.records import Terminal, TerminalReason
 from fisk_ai.tools.base import ExecRecord, Outcome, ShowsCommand
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 from fisk_ai.util import jsonx
@@ -51,6 +55,7 @@ __all__ = [
     "call_command",
     "conversation_events",
     "conversation_turns",
+    "last_turn_ending",
     "replay_window",
     "result_outcome",
 ]
@@ -145,6 +150,22 @@ def conversation_turns(
 def conversation_events(conversation: Conversation, tools: ToolSet | None = None) -> list[Event]:
     """The conversation's events in journal order, turns flattened."""
     return [event for turn in conversation_turns(conversation, tools) for event in turn]
+
+
+def last_turn_ending(conversation: Conversation) -> Terminal | None:
+    """How the conversation's last turn ended, when a reader is owed a line about it as the
+    live run gave one: the journal's terminal record, unless it says only that the turn was
+    answered (completed, or a chat resting between turns after its answer)."""
+    terminal = conversation.terminal
+    if terminal is None or terminal.reason is TerminalReason.COMPLETED:
+        return None
+    if (
+        terminal.reason is TerminalReason.SUSPENDED
+        and not terminal.message
+        and conversation.between_turns
+    ):
+        return None
+    return terminal
 
 
 def replay_window(turns: Sequence[Sequence[Event]], wanted: int, cap: int) -> ReplayWindow:

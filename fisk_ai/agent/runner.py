@@ -162,7 +162,9 @@ class Runner:
         self._journaled_revisions: dict[str, int] = {}
         self._journal: JournalWriter | None = None
         self._loop: AgentLoop | None = None
-        self._open_turn = False
+        self._open_turn: TurnOutcome | None = None
+        """How the last turn of an interactive conversation ended while it stays open for the
+        next prompt; journaled with the suspension when the conversation is left."""
 
     @property
     def session_id(self) -> str:
@@ -303,7 +305,7 @@ class Runner:
         previous turn left unanswered (an interrupted question) are run first.
         """
         journal, loop = self._require_attached()
-        self._open_turn = False
+        self._open_turn = None
         try:
             submitted = await self._hooks.submit_prompt(prompt)
         except Exception as exc:
@@ -340,13 +342,14 @@ class Runner:
         self._journal = None
         self._loop = None
         try:
-            if self._open_turn and not journal.lost:
-                await journal.append(Terminal(TerminalReason.SUSPENDED))
+            if self._open_turn is not None and not journal.lost:
+                # Left after a failed turn, the journal says why, as the screen did.
+                await journal.append(Terminal(TerminalReason.SUSPENDED, self._open_turn.message))
                 await self._journal_revisions(journal)
         except JournalLost:
             pass
         finally:
-            self._open_turn = False
+            self._open_turn = None
             await journal.journal.close()
 
     def _require_idle(self) -> None:
@@ -459,8 +462,9 @@ class Runner:
             stack = "".join(traceback.format_exception(exc))
             await self._crashed(journal, "the agent loop", exc, stack)
 
-        self._open_turn = self._settings.interactive and continuable(outcome)
-        terminal = None if self._open_turn else _terminal_record(outcome)
+        left_open = self._settings.interactive and continuable(outcome)
+        self._open_turn = outcome if left_open else None
+        terminal = None if left_open else _terminal_record(outcome)
         if terminal is not None:
             try:
                 await journal.append(terminal)
@@ -479,7 +483,7 @@ class Runner:
         sentence: str = "",
     ) -> Never:
         message = sentence or _crash_sentence(where, error, journal.run_id)
-        self._open_turn = False
+        self._open_turn = None
         if stack and self._settings.verbose:
             self._events.emit(WarningEvent(WarningKind.RUN_CRASHED, name=where, error=stack))
         if not journal.lost:

@@ -64,7 +64,7 @@ from fisk_ai.tui.status import (
     can_move,
     state_after_turn,
 )
-from fisk_ai.tui.transcript import Transcript, plural
+from fisk_ai.tui.transcript import Transcript, plural, stored_ending_lines, turn_end_lines
 from fisk_ai.tui.widgets.chat_input import ChatInput
 from fisk_ai.tui.widgets.search_input import SearchInput
 from fisk_ai.tui.widgets.side_panel import SidePanel
@@ -264,6 +264,7 @@ class RunScreen(Screen[None]):
             problems: list[str],
             standing_grants: frozenset[str],
             counters: Counters | None = None,
+            ending: tuple[str, ...] = (),
         ) -> None:
             super().__init__()
             self.session_id = session_id
@@ -271,6 +272,8 @@ class RunScreen(Screen[None]):
             self.problems = problems
             self.standing_grants = standing_grants
             self.counters = counters
+            self.ending = ending
+            """How the stored conversation's last turn ended, as transcript lines."""
 
     def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
         super().__init__()
@@ -537,6 +540,7 @@ class RunScreen(Screen[None]):
         events: list[Event] = []
         grants = frozenset[str]()
         counters = None
+        ending: tuple[str, ...] = ()
         if conversation is not None:
             # Imported here: it brings in the session stores, which the first frame can do
             # without.
@@ -544,6 +548,7 @@ class RunScreen(Screen[None]):
 
             grants = conversation.standing_grants
             events = conversation_events(conversation, self.bridge.tools)
+            ending = tuple(stored_ending_lines(conversation))
             # The bars count the whole conversation from the first frame of a resume.
             counters = Counters(
                 usage=conversation.usage,
@@ -555,7 +560,7 @@ class RunScreen(Screen[None]):
                 events = await self.bridge.replay(session_id)
             except FiskError as error:
                 problems.append(f"cannot read back {session_id}: {single_line(str(error))}")
-        return self.ConversationReadBack(session_id, events, problems, grants, counters)
+        return self.ConversationReadBack(session_id, events, problems, grants, counters, ending)
 
     def on_run_screen_conversation_read_back(self, message: RunScreen.ConversationReadBack) -> None:
         for problem in message.problems:
@@ -564,6 +569,8 @@ class RunScreen(Screen[None]):
         if message.counters is not None:
             self.counters = message.counters
         self.view.append(message.events)
+        for line in message.ending:
+            self.view.add_meta(line)
         for event in message.events:
             if isinstance(event, PromptEvent):
                 self.chat.remember(event.text)
@@ -587,9 +594,8 @@ class RunScreen(Screen[None]):
         if isinstance(result.outcome, Completed):
             self.last_answer = result.answer
         else:
-            self.view.add_meta(f"--- run {state.word} ---")
-            if result.message:
-                self.view.add_meta(f"run ended: {single_line(result.message, 2000)}")
+            for line in turn_end_lines(state.word, result.message):
+                self.view.add_meta(line)
             if resumable(result.outcome):
                 self.view.add_meta(resume_hint(result.session_id, self.setup.resume_flags))
         self.run_state = state

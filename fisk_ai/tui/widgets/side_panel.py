@@ -55,7 +55,14 @@ def side_panel_text(
         ("standing approvals", str(standing_approvals)),
         ("budget used", budget_text(counters, setup.max_tokens)),
     ]
-    lines += ["", "Counters", *(f"  {label.ljust(19)}{value}" for label, value in counted)]
+    lines += ["", "Counters"]
+    for label, value in counted:
+        row = f"  {label.ljust(19)}{value}"
+        if width and len(row) > width:
+            # Too long for the panel: the value goes under its label rather than wrapping.
+            lines += [f"  {label}", f"    {value}"]
+        else:
+            lines.append(row)
     return "\n".join(lines)
 
 
@@ -82,9 +89,16 @@ class SidePanel(VerticalScroll):
         padding: 0 1;
         background: $surface;
         scrollbar-size-vertical: 1;
+        &:focus { border-left: thick $accent; }
         & > #side-facts { height: auto; }
         & > #turns-title { margin-top: 1; }
-        & > #turns { height: auto; border: none; padding: 0; }
+        & > #turns {
+            height: auto;
+            border: none;
+            border-left: blank;
+            padding: 0;
+            &:focus { border: none; border-left: thick $accent; background-tint: $accent 10%; }
+        }
     }
     """
 
@@ -109,6 +123,11 @@ class SidePanel(VerticalScroll):
         yield Static("", markup=False, id="side-facts")
         yield Static("Turns (Enter jumps)", markup=False, id="turns-title")
         yield OptionList(id="turns")
+
+    def allow_focus(self) -> bool:
+        # A Tab stop only while there is something to scroll to (a short terminal); otherwise
+        # the turns list is the panel's one stop.
+        return self.max_scroll_y > 0
 
     def watch_counters(self) -> None:
         self._show_facts()
