@@ -218,7 +218,11 @@ class ToolCalls:
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         import mcp_types
 
-        with self.telemetry.mcp_tool_call(params.name, served=True) as span:
+        sent = (params.meta or {}).get("traceparent")
+        traceparent = sent if isinstance(sent, str) else ""
+        with self.telemetry.mcp_tool_call(
+            params.name, served=True, traceparent=traceparent
+        ) as span:
             result = await self._call(ctx, params)
             if isinstance(result, mcp_types.CallToolResult) and result.is_error:
                 span.fail(SERVED_CALL_FAILED)

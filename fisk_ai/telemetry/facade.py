@@ -203,10 +203,11 @@ class Telemetry:
         return nullcontext(NO_SPAN)
 
     def mcp_tool_call(
-        self, tool: str, *, server: str = "", served: bool = False
+        self, tool: str, *, server: str = "", served: bool = False, traceparent: str = ""
     ) -> AbstractContextManager[Span]:
         """An MCP tools/call: one this process sends to ``server`` (a client span), or with
-        ``served`` one a client sent to ``fisk mcp`` (a server span, a trace of its own)."""
+        ``served`` one a client sent to ``fisk mcp`` (a server span continuing the client's
+        ``traceparent``, from the request's ``_meta``, else a trace of its own)."""
         return nullcontext(NO_SPAN)
 
     def remote_agent(self, peer: str, request: str) -> AbstractContextManager[Span]:

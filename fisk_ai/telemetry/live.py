@@ -331,7 +331,7 @@ class LiveTelemetry(Telemetry):
         return self._measured_tool_call(name)
 
     def mcp_tool_call(
-        self, tool: str, *, server: str = "", served: bool = False
+        self, tool: str, *, server: str = "", served: bool = False, traceparent: str = ""
     ) -> AbstractContextManager[Span]:
         method = mcp.McpMethodNameValues.TOOLS_CALL.value
         attributes: dict[str, Attribute] = {
@@ -342,7 +342,8 @@ class LiveTelemetry(Telemetry):
         if server:
             attributes["fisk.mcp.server"] = server
         kind = SpanKind.SERVER if served else SpanKind.CLIENT
-        return self._span(f"{method} {tool}", kind, attributes)
+        context = self._propagator.extract({"traceparent": traceparent}) if traceparent else None
+        return self._span(f"{method} {tool}", kind, attributes, context)
 
     def remote_agent(self, peer: str, request: str) -> AbstractContextManager[Span]:
         return self._span(

@@ -158,6 +158,41 @@ async def test_a_call_served_by_fisk_mcp_is_a_server_span_over_the_knowledge_sea
     assert attributes(retrieval)["fisk.knowledge.status"] == "index_not_built"
 
 
+async def test_a_call_from_one_agent_to_another_over_mcp_is_one_trace(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    from mcp import Client
+
+    from fisk_ai.mcpserver.serving import ServeOptions, ToolCalls, build_server, select_mcp_tools
+    from fisk_ai.tools.mcp.sessions import request_trace_meta
+
+    index = KnowledgeIndex(tmp_path / "knowledge")
+    tools = knowledge_source(index, top_k=5, max_injected_tokens=1000).tools
+    selection = select_mcp_tools(tools, builtins=frozenset({"knowledge_search"}))
+    options = ServeOptions(
+        name="docs",
+        version="1.0.0",
+        tool_timeout=timedelta(seconds=30),
+        confirm=ConfirmOverMcp.AUTO,
+    )
+    caller, worker = live(receiver, no_metrics=True), live(receiver, no_metrics=True)
+    calls = ToolCalls(selection.exposed, options, telemetry=worker)
+    async with Client(build_server(calls)) as client:
+        with caller.run("ops"), caller.mcp_tool_call("knowledge_search", server="docs"):
+            await client.call_tool(
+                "knowledge_search", {"query": "retention"}, meta=request_trace_meta()
+            )
+    caller.shutdown()
+    worker.shutdown()
+
+    spans = receiver.spans()
+    (sent,) = [span for span in spans if span.kind == Span.SPAN_KIND_CLIENT]
+    (served,) = [span for span in spans if span.kind == Span.SPAN_KIND_SERVER]
+    assert served.parent_span_id == sent.span_id
+    assert len({span.trace_id for span in spans}) == 1
+    assert named(receiver)["retrieval knowledge"].parent_span_id == served.span_id
+
+
 async def test_indexing_embeds_under_a_span_and_a_degraded_search_is_counted(
     receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

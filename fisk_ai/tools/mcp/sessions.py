@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from fisk_ai import config, telemetry
 from fisk_ai.config.references import resolve_references
@@ -51,6 +51,7 @@ from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from mcp import Client
+    from mcp_types import RequestParamsMeta
 
 __all__ = [
     "McpServerError",
@@ -373,7 +374,7 @@ class McpConnection:
         from mcp_types import CONNECTION_CLOSED
 
         try:
-            result = await client.call_tool(tool, dict(arguments))
+            result = await client.call_tool(tool, dict(arguments), meta=request_trace_meta())
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._broken = True
@@ -589,3 +590,13 @@ async def discover_mcp_servers(
             continue
         reports.append(ServerReport(entry, connection.listing, connection.answer_seconds))
     return tuple(reports)
+
+
+def request_trace_meta() -> RequestParamsMeta | None:
+    """The request's ``_meta`` carrying the current span's W3C traceparent, as MCP servers that
+    trace read it; None when nothing is traced."""
+    traceparent = telemetry.current_traceparent()
+    if not traceparent:
+        return None
+    # The SDK types _meta by the keys it knows; the specification lets a request carry others.
+    return cast("RequestParamsMeta", {"traceparent": traceparent})
