@@ -13,13 +13,17 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent, WarningEvent
 from fisk_ai.llm.types import Usage
+from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.tools.questions import ApprovalQuestion, Question
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
+
+if TYPE_CHECKING:
+    from fisk_ai.sessions.fold import Conversation
 
 CALL_PREFIX = "-> "
 RESULT_PREFIX = "<-"
@@ -103,6 +107,37 @@ def retry_wait_text(seconds_left: int) -> str:
 def retry_text(seconds_left: int, attempt: int, attempts: int) -> str:
     """A model call the provider tries again (429, 529): the wait and the attempt."""
     return f"{retry_wait_text(seconds_left)} (attempt {attempt} of {attempts})"
+
+
+def turn_end_lines(word: str, message: str) -> list[str]:
+    """How a turn that did not answer ended: ``--- run WORD ---``, then ``run ended: MESSAGE``
+    when there is one."""
+    lines = [f"--- run {word} ---"]
+    if message:
+        lines.append(f"run ended: {single_line(message, DISPLAY_LIMIT)}")
+    return lines
+
+
+def stored_ending_lines(conversation: Conversation) -> list[str]:
+    """How a stored conversation's last turn ended, said as the live run said it; nothing when
+    it answered."""
+    from fisk_ai.agent.replay import last_turn_ending
+
+    ending = last_turn_ending(conversation)
+    if ending is None:
+        return []
+    match ending.reason:
+        case TerminalReason.ERROR:
+            word = "error"
+        case TerminalReason.SUSPENDED:
+            word = "suspended"
+        case TerminalReason.BUDGET | TerminalReason.MAX_ITERATIONS:
+            word = "aborted"
+        case TerminalReason.COMPLETED:
+            return []
+        case _:
+            assert_never(ending.reason)
+    return turn_end_lines(word, ending.message)
 
 
 def thinking_lines(text: str) -> list[str]:

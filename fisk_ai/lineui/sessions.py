@@ -15,7 +15,13 @@ from fisk_ai.agent.events import (
     WarningEvent,
 )
 from fisk_ai.agent.replay import conversation_events
-from fisk_ai.presentation import thinking_lines, tool_call_line, tool_result_text, warning_text
+from fisk_ai.presentation import (
+    stored_ending_lines,
+    thinking_lines,
+    tool_call_line,
+    tool_result_text,
+    warning_text,
+)
 from fisk_ai.sessions import Conversation, SessionSummary
 from fisk_ai.util.sanitize import single_line, strip_control
 
@@ -104,4 +110,4 @@ def transcript(conversation: Conversation, *, thinking: bool) -> list[str]:
                 pass
             case _:
                 assert_never(event)
-    return lines
+    return lines + stored_ending_lines(conversation)

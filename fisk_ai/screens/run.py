@@ -36,7 +36,7 @@ from fisk_ai.agent.events import (
 from fisk_ai.agent.outcome import Completed, RunResult, resumable
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Usage
-from fisk_ai.presentation import resume_hint
+from fisk_ai.presentation import resume_hint, stored_ending_lines, turn_end_lines
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.help import HelpScreen
 from fisk_ai.screens.question import (
@@ -64,7 +64,7 @@ from fisk_ai.tui.status import (
     can_move,
     state_after_turn,
 )
-from fisk_ai.tui.transcript import Transcript, plural, stored_ending_lines, turn_end_lines
+from fisk_ai.tui.transcript import Transcript, plural
 from fisk_ai.tui.widgets.chat_input import ChatInput
 from fisk_ai.tui.widgets.search_input import SearchInput
 from fisk_ai.tui.widgets.side_panel import SidePanel

@@ -46,7 +46,6 @@ from fisk_ai.tui.markdown import (
     looks_like_markdown,
     markdown_lines,
 )
-from fisk_ai.tui.status import RunState
 from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
@@ -670,44 +669,13 @@ def _markdown_line_rows(entry: MarkdownLine, width: int, block: int, line: int) 
     return rows
 
 
-def turn_end_lines(word: str, message: str) -> list[str]:
-    """How a turn that did not answer ended, as the transcript says it: ``--- run WORD ---``,
-    then ``run ended: MESSAGE`` when there is one."""
-    lines = [f"--- run {word} ---"]
-    if message:
-        lines.append(f"run ended: {single_line(message, 2000)}")
-    return lines
-
-
-def stored_ending_lines(conversation: Conversation) -> list[str]:
-    """How a stored conversation's last turn ended, said as the live run said it; nothing
-    when it answered."""
-    from fisk_ai.agent.replay import last_turn_ending
-    from fisk_ai.sessions.records import TerminalReason
-
-    ending = last_turn_ending(conversation)
-    if ending is None:
-        return []
-    match ending.reason:
-        case TerminalReason.ERROR:
-            state = RunState.ERROR
-        case TerminalReason.SUSPENDED:
-            state = RunState.SUSPENDED
-        case TerminalReason.BUDGET | TerminalReason.MAX_ITERATIONS:
-            state = RunState.ABORTED
-        case TerminalReason.COMPLETED:
-            return []
-        case _:
-            assert_never(ending.reason)
-    return turn_end_lines(state.word, ending.message)
-
-
 def transcript_of(
     conversation: Conversation, *, output_folded: bool = True, thinking_folded: bool = True
 ) -> Transcript:
     """A stored conversation folded as the run screen folds it, ending as its last turn
     ended."""
     from fisk_ai.agent.replay import conversation_events
+    from fisk_ai.presentation import stored_ending_lines
 
     transcript = Transcript(output_folded=output_folded, thinking_folded=thinking_folded)
     transcript.add_events(conversation_events(conversation))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fisk_ai.agent.replay import last_turn_ending
+from fisk_ai.lineui.sessions import transcript
 from fisk_ai.llm.registry import ProviderError
 from fisk_ai.sessions import TerminalReason
 from fisk_ai.sessions.file import FileSessionStore
@@ -74,3 +75,16 @@ async def test_a_chat_left_after_a_failed_turn_reads_back_with_its_error(
         "--- run suspended ---",
         f"run ended: {ending.message}",
     ]
+
+
+async def test_the_printed_transcript_ends_as_the_last_turn_ended(
+    store: FileSessionStore, sink: RecordingSink
+) -> None:
+    provider = ScriptedProvider([answer("hello"), ProviderError(API_ERROR)])
+    async with make_runner(provider=provider, tools=toolset(), store=store, events=sink) as runner:
+        first = await runner.start("hi")
+        await runner.follow_up("and the streams?")
+
+    # `fisk session show ID --transcript --no-tui` says it as the viewer does.
+    printed = transcript(await folded(store, first.session_id), thinking=False)
+    assert printed[-3:] == ["> and the streams?", "--- run error ---", f"run ended: {API_ERROR}"]
