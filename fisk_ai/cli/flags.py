@@ -28,6 +28,40 @@ def add_no_telemetry_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_hosted_run_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of a run this process hosts: `fisk run`'s, and `fisk session browse`'s for the
+    conversation it resumes with r, so a resume from the browser is the run the operator typed."""
+    parser.add_argument("--api-key", help="the Anthropic API key (env ANTHROPIC_API_KEY)")
+    parser.add_argument(
+        "--base-url", help="an Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="when resuming: continue although the configuration changed (not the provider)",
+    )
+    parser.add_argument(
+        "--tool-output", action="store_true", help="show tool output (env TOOL_OUTPUT)"
+    )
+    parser.add_argument(
+        "--thinking", action="store_true", help="show the model's reasoning (env THINKING)"
+    )
+    parser.add_argument(
+        "--no-color", action="store_true", help="print the answer as raw markdown (env NO_COLOR)"
+    )
+    parser.add_argument(
+        "--http-debug",
+        action="store_true",
+        help="log every HTTP exchange to ./http-debug.log (env HTTP_DEBUG)",
+    )
+    parser.add_argument("--trace", metavar="FILE", help="write model requests and replies to FILE")
+    parser.add_argument("--record", metavar="FILE", help="record every model exchange to FILE")
+    parser.add_argument(
+        "--replay", metavar="FILE", help="answer from a recorded cassette, with no network"
+    )
+    add_no_telemetry_flag(parser)
+
+
 def env_flag(name: str) -> bool:
     """A boolean environment switch: set to anything but empty, 0, false or no."""
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
@@ -35,8 +69,8 @@ def env_flag(name: str) -> bool:
 
 def run_options_from(args: argparse.Namespace, *, prompt: str = "", resume: str = "") -> RunOptions:
     """The run the flags of ``args`` ask for, environment variables filling in what no flag said.
-    `fisk run` has every flag; `fisk session browse` resuming a conversation has a few, and the
-    rest come from the environment alone."""
+    `fisk run` has every flag; `fisk session browse` resuming a conversation has those of a
+    hosted run, and what neither names comes from the environment alone."""
     from fisk_ai.agent.resources import ProviderOptions
     from fisk_ai.serve.hosted import RunOptions
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag, run_options_from
+from fisk_ai.cli.flags import add_common_flags, add_hosted_run_flags, env_flag, run_options_from
 
 DEFAULT_PROMPT = "assist the user"
 
@@ -21,42 +21,15 @@ def register(subcommands: Any) -> None:
     )
     parser.add_argument("prompt", nargs="*", help="the prompt (words are joined by spaces)")
     parser.add_argument("--config", default="agent.yaml", help="the agent configuration")
-    parser.add_argument("--api-key", help="the Anthropic API key (env ANTHROPIC_API_KEY)")
-    parser.add_argument(
-        "--base-url", help="an Anthropic-compatible endpoint (env ANTHROPIC_BASE_URL)"
-    )
     parser.add_argument(
         "--resume",
         metavar="ID",
         help="continue the journaled session ID (with --nats-context, the conversation token)",
     )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="with --resume: continue although the configuration changed (not the provider)",
-    )
     parser.add_argument("--state-dir", help="the file session backend's directory")
-    parser.add_argument(
-        "--tool-output", action="store_true", help="show tool output (env TOOL_OUTPUT)"
-    )
-    parser.add_argument(
-        "--thinking", action="store_true", help="show the model's reasoning (env THINKING)"
-    )
+    add_hosted_run_flags(parser)
     parser.add_argument(
         "--no-tui", action="store_true", help="line output even on a terminal (env NO_TUI)"
-    )
-    parser.add_argument(
-        "--no-color", action="store_true", help="print the answer as raw markdown (env NO_COLOR)"
-    )
-    parser.add_argument(
-        "--http-debug",
-        action="store_true",
-        help="log every HTTP exchange to ./http-debug.log (env HTTP_DEBUG)",
-    )
-    parser.add_argument("--trace", metavar="FILE", help="write model requests and replies to FILE")
-    parser.add_argument("--record", metavar="FILE", help="record every model exchange to FILE")
-    parser.add_argument(
-        "--replay", metavar="FILE", help="answer from a recorded cassette, with no network"
     )
     parser.add_argument(
         "--nats-context",
@@ -68,7 +41,6 @@ def register(subcommands: Any) -> None:
         metavar="NAME",
         help="with --nats-context: the agent to talk to (default: identity in --config)",
     )
-    add_no_telemetry_flag(parser)
     add_common_flags(parser)
     parser.set_defaults(handler=run)
 

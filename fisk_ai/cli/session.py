@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from fisk_ai.cli.flags import add_common_flags
+from fisk_ai.cli.flags import add_common_flags, add_hosted_run_flags
 
 DEFAULT_CONFIG = "agent.yaml"
 NO_CONFIG_TO_RESUME = (
@@ -55,9 +55,10 @@ def register(subcommands: Any) -> None:
         description="List the sessions of the configured backend full screen, filter them as "
         "you type, preview and open a transcript, resume one in the run screen (r), and remove "
         "one after confirming. Resuming runs the agent of --config, which defaults here to "
-        "agent.yaml when the working directory has one. Needs a terminal; fisk session ls "
-        "prints the listing as lines.",
+        "agent.yaml when the working directory has one, with the flags below as fisk run takes "
+        "them. Needs a terminal; fisk session ls prints the listing as lines.",
     )
+    add_hosted_run_flags(browse)
     browse.set_defaults(handler=run_browse)
 
     answer = actions.add_parser(
