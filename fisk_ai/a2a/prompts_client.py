@@ -23,6 +23,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any, TypeVar
 
 from fisk_ai import telemetry
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
@@ -109,6 +110,7 @@ ElicitRequest = (
 EventCallback = Callable[[EventMessage | UnknownEvent], None]
 Terminal = TerminalResult | TerminalError
 _Request = RequestPrompt | RequestResume | RequestAnswer | RequestRead
+_Turn = TypeVar("_Turn", RequestPrompt, RequestResume, RequestAnswer)
 
 _ELICIT_TIMEOUT = timedelta(seconds=10)
 """How long an answer, a waiting or a cancel waits for the worker to take it."""
@@ -172,17 +174,8 @@ class PromptsClient:
         """Run ``prompt`` (the next turn of conversation ``token`` when given) and return the
         message ending its reply set."""
         options = options or TurnOptions()
-        message = new_request(
-            RequestPrompt,
-            sender=self._sender,
-            recipient=Identity(name=self._identity),
-            request=options.request or new_ksuid(),
-            prompt=prompt,
-            context=context,
-            budget=options.budget,
-            stream=options.stream,
-            conversation_token=token,
-            force=options.force,
+        message = self._turn_request(
+            RequestPrompt, options, prompt=prompt, context=context, conversation_token=token
         )
         return await self._exchange(message, options)
 
@@ -190,16 +183,7 @@ class PromptsClient:
         """Continue the run of conversation ``token`` where it stopped, with no new prompt.
         Returns the message ending the reply set."""
         options = options or TurnOptions()
-        message = new_request(
-            RequestResume,
-            sender=self._sender,
-            recipient=Identity(name=self._identity),
-            request=options.request or new_ksuid(),
-            conversation_token=token,
-            budget=options.budget,
-            stream=options.stream,
-            force=options.force,
-        )
+        message = self._turn_request(RequestResume, options, conversation_token=token)
         return await self._exchange(message, options)
 
     async def answer(
@@ -210,17 +194,7 @@ class PromptsClient:
         resumed by this request, asks again. Returns the message ending the resumed run's
         reply set."""
         options = options or TurnOptions()
-        message = new_request(
-            RequestAnswer,
-            sender=self._sender,
-            recipient=Identity(name=self._identity),
-            request=options.request or new_ksuid(),
-            conversation_token=token,
-            answer=late,
-            budget=options.budget,
-            stream=options.stream,
-            force=options.force,
-        )
+        message = self._turn_request(RequestAnswer, options, conversation_token=token, answer=late)
         return await self._exchange(message, options)
 
     async def read(
@@ -261,6 +235,19 @@ class PromptsClient:
         except A2AError:
             return False
         return True
+
+    def _turn_request(self, kind: type[_Turn], options: TurnOptions, **fields: Any) -> _Turn:
+        """A request for a turn of the agent, with what every turn carries from ``options``."""
+        return new_request(
+            kind,
+            sender=self._sender,
+            recipient=Identity(name=self._identity),
+            request=options.request or new_ksuid(),
+            budget=options.budget,
+            stream=options.stream,
+            force=options.force,
+            **fields,
+        )
 
     async def _exchange(self, message: _Request, options: TurnOptions) -> Terminal:
         """Send ``message`` on the agent's task subject and read its reply set to the end."""
