@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,6 +61,18 @@ def add_hosted_run_flags(parser: argparse.ArgumentParser) -> None:
         "--replay", metavar="FILE", help="answer from a recorded cassette, with no network"
     )
     add_no_telemetry_flag(parser)
+
+
+def log_to_stderr(*, verbose: bool) -> None:
+    """A server's log on stderr: its warnings, and with ``--verbose`` (or VERBOSE) what it
+    does."""
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO if verbose or env_flag("VERBOSE") else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
 
 
 def env_flag(name: str) -> bool:

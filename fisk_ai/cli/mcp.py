@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag
+from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, log_to_stderr
 
 if TYPE_CHECKING:
     from fisk_ai.config import Config
@@ -99,19 +99,13 @@ def lone_knowledge_tool(served: set[str]) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     from fisk_ai.cli.serve import checked_work_dir
     from fisk_ai.config import Mode, load
     from fisk_ai.errors import FiskError
     from fisk_ai.serve.observability import start_hosted_telemetry
 
-    verbose = bool(args.verbose) or env_flag("VERBOSE")
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    log_to_stderr(verbose=bool(args.verbose))
     cfg = load(args.config, Mode.LENIENT)
     if cfg.expose.agent.mcp is None:
         raise FiskError(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, env_flag
+from fisk_ai.cli.flags import add_common_flags, add_no_telemetry_flag, log_to_stderr
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -74,16 +74,10 @@ def register(subcommands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     from fisk_ai.config import Mode, load, require_something_to_serve
 
-    verbose = bool(args.verbose) or env_flag("VERBOSE")
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    log_to_stderr(verbose=bool(args.verbose))
     cfg = load(args.config, Mode.SERVE)
     require_something_to_serve(cfg)
     if answers_slack(cfg):
