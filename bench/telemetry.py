@@ -10,7 +10,8 @@ run.
 - the PII scan of a 64 KiB tool output (log lines and JSON with a few emails, phone numbers and
   a key among order numbers, UUIDs and timestamps) through ``fisk_ai.agent.pii``'s public
   scanner, beside one bare regex pass (``finditer`` of a single digit-run pattern) over the
-  same text.
+  same text; and the slowest of the hostile 64 KiB outputs (tests/agent/pii_corpus.py), each of
+  which once took seconds to minutes, beside the same bare pass.
 
 Each loop figure is the median of the repetitions, on and off alternating in each; the scan's is
 the p50 of its passes. Nothing is asserted; the budgets are printed beside the figures.
@@ -43,6 +44,7 @@ from fisk_ai.sessions.file import FileSessionStore  # noqa: E402
 from fisk_ai.telemetry import DISABLED, Telemetry, TelemetrySettings, start  # noqa: E402
 from fisk_ai.tools.base import ExecDeps  # noqa: E402
 from tests.agent.conftest import SETTINGS, FakeTool, toolset  # noqa: E402
+from tests.agent.pii_corpus import HOSTILE_OUTPUTS  # noqa: E402
 from tests.fakes.provider import ScriptedProvider, answer, call, calls  # noqa: E402
 from tests.telemetry.receiver import Receiver  # noqa: E402
 
@@ -182,6 +184,22 @@ def scan_ms(passes: int) -> tuple[float, float, int]:
     return statistics.median(scans) * 1000, statistics.median(bares) * 1000, findings
 
 
+def hostile_scan_ms(passes: int) -> tuple[str, float]:
+    """The slowest of the hostile 64 KiB outputs (tests/agent/pii_corpus.py) and its p50 scan
+    in milliseconds: each once re-read a long run from every character, for seconds."""
+    scan = scanner()
+    medians = {}
+    for name, text in HOSTILE_OUTPUTS.items():
+        samples = []
+        for _ in range(max(1, passes // 5)):
+            started = time.perf_counter()
+            scan.scan(text)
+            samples.append(time.perf_counter() - started)
+        medians[name] = statistics.median(samples) * 1000
+    slowest = max(medians, key=medians.__getitem__)
+    return slowest, medians[slowest]
+
+
 @dataclass(frozen=True)
 class Row:
     """One line of the report: the figure, its bare baseline, and the verdict on the budget."""
@@ -210,6 +228,7 @@ def measure(iterations: int, repetitions: int, passes: int) -> list[Row]:
     on_ms, off_ms, bare_ms, delivered = loop_ms(iterations, repetitions)
     added = on_ms - off_ms
     scanned_ms, regex_ms, findings = scan_ms(passes)
+    hostile, hostile_ms = hostile_scan_ms(passes)
     return [
         Row(
             "loop / iteration, telemetry off",
@@ -234,6 +253,14 @@ def measure(iterations: int, repetitions: int, passes: int) -> list[Row]:
             f"{scanned_ms / regex_ms:.1f}x",
             f"<= {SCAN_BUDGET_MS:.0f} ms",
             scanned_ms <= SCAN_BUDGET_MS,
+        ),
+        Row(
+            f"PII scan of the slowest hostile 64 KiB output ({hostile}), p50",
+            f"{hostile_ms:.2f} ms",
+            f"one regex pass {regex_ms:.3f} ms",
+            f"{hostile_ms / regex_ms:.1f}x",
+            "- (seconds before)",
+            None,
         ),
     ]
 

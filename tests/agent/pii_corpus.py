@@ -15,6 +15,18 @@ from dataclasses import dataclass
 from fisk_ai.agent.pii import Check
 
 SEED = 13
+
+HOSTILE_OUTPUTS = {
+    "dashes": "-" * 65536,
+    "unended-keys": "-----BEGIN RSA PRIVATE KEY-----" * 2000,
+    "unended-nats": "-----BEGIN NATS USER JWT-----\n" * 2000,
+    "letters-then-at": "a" * 65535 + "@",
+    "jwt-heads": "eyJ" * 21845,
+    "suffixes": " St" * 21845,
+    "ats": "a@" * 32768,
+}
+"""64 KiB tool outputs that each took from a second to two minutes when a pattern re-read a long
+run from each of its characters: the test scans them, bench/telemetry.py times them."""
 PER_CHECK = 160
 PER_LOOK_ALIKE = 90
 

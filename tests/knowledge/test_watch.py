@@ -1,4 +1,6 @@
-"""`fisk knowledge watch`: a create, an edit and a delete reach the index within a second."""
+"""`fisk knowledge watch`: a create, an edit and a delete reach the index. How soon is
+bench/knowledge.py's to measure (the budget is a second); the bound here only stops a watcher
+that never follows from hanging the suite."""
 
 from __future__ import annotations
 
@@ -11,10 +13,10 @@ from fisk_ai.knowledge.store import KnowledgeReader, KnowledgeWriter, stored_doc
 from fisk_ai.knowledge.watch import Watcher
 
 
-def wait_for(check: Callable[[], bool], seconds: float = 1.0) -> None:
+def wait_for(check: Callable[[], bool], seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while not check():
-        assert time.monotonic() < deadline, "the index did not follow the file in time"
+        assert time.monotonic() < deadline, "the index never followed the file"
         time.sleep(0.01)
 
 
