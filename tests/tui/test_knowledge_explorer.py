@@ -435,3 +435,24 @@ def test_browse_refuses_a_top_k_out_of_range(
 def _no_store_dir_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("FISK_AI_STORE_DIR", raising=False)
     yield
+
+
+def test_the_reader_reflows_prose_and_keeps_lists_code_and_highlights() -> None:
+    from fisk_ai.tui.widgets.knowledge_context import reflowed
+
+    body = (
+        "A journal that cannot be read\nis still listed.\n\n"
+        "- drops a line cut short\n  by a crash\n- refuses damage\n\n"
+        "```\nfisk session ls\nfisk session rm ID\n```\n"
+    )
+    flowing, moved = reflowed(body)
+    # Prose wraps at the reader's width, not the source's; lists and code keep their lines.
+    assert flowing == (
+        "A journal that cannot be read is still listed.\n\n"
+        "- drops a line cut short by a crash\n- refuses damage\n\n"
+        "```\nfisk session ls\nfisk session rm ID\n```\n"
+    )
+    # A match found in the stored text still lands on its word.
+    for word in ("listed", "crash", "rm"):
+        start = body.index(word)
+        assert flowing[moved[start] : moved[start + len(word)]] == word
