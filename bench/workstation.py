@@ -7,8 +7,8 @@
   in alternating runs, and against the same label drawn after importing what the workstation
   imports before its first frame (the floor its code size sets). Each writes the wall-clock
   time of its first frame to the file named by ``FISK_FIRST_FRAME_FILE`` (the workstation
-  honours it; see fisk_ai/tui/host.py), so nothing is polled on a timer. Budget: at most 2x the
-  bare app.
+  honours it; see fisk_ai/workstation/host.py), so nothing is polled on a timer. Budget: at most
+  2x the bare app.
 - **5,000 stored sessions**: `fisk session ls` as a whole process, and the session browser from
   its start until the list holds every row, against a process that only lists the directory,
   one that reads every journal, and the browser on an empty store (its floor). The first
@@ -72,7 +72,7 @@ Bare().run()
 # The floor of the first frame: the same label, drawn after importing every module the
 # workstation imports before its own first frame.
 LABEL_AFTER_WORKSTATION_IMPORTS = (
-    "import fisk_ai.cli.run, fisk_ai.tui.host, fisk_ai.tui.app\n" + BARE_APP
+    "import fisk_ai.cli.run, fisk_ai.workstation.host, fisk_ai.workstation.app\n" + BARE_APP
 )
 
 LIST_ONLY = "import os, sys; [entry.stat() for entry in os.scandir(sys.argv[1])]"
@@ -220,7 +220,7 @@ async def browser_seconds(directory: Path) -> tuple[float, int]:
     and draws it (and waits for the process to go idle, so it errs on the long side)."""
     from fisk_ai.screens.sessions import SessionBrowser
     from fisk_ai.sessions import FileSessionStore
-    from fisk_ai.tui.sessions_app import SessionsApp
+    from fisk_ai.workstation.sessions_app import SessionsApp
 
     app = SessionsApp(FileSessionStore(directory))
     listed = asyncio.Event()

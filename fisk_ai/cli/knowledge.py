@@ -156,7 +156,7 @@ def run_browse(args: argparse.Namespace) -> int:
     cfg = _config(args)
     refuse_unbuilt_keys(cfg)
     index = KnowledgeIndex(_directory(args, cfg), cfg.harness.knowledge.embeddings)
-    from fisk_ai.tui.knowledge_app import KnowledgeApp
+    from fisk_ai.workstation.knowledge_app import KnowledgeApp
 
     try:
         KnowledgeApp(index, top_k=args.top_k).run()

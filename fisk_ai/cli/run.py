@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         args, prompt=" ".join(args.prompt).strip() or DEFAULT_PROMPT, resume=args.resume or ""
     )
     if full_screen:
-        from fisk_ai.tui.host import run_full_screen
+        from fisk_ai.workstation.host import run_full_screen
 
         return run_full_screen(options)
     from fisk_ai.lineui.run import run_line_mode

@@ -135,7 +135,7 @@ def run_show(args: argparse.Namespace) -> int:
     conversation = fold(asyncio.run(_store(args).read(args.session_id)))
     sys.stdout.write(summary(conversation))
     if args.transcript and not args.no_tui and _on_terminal():
-        from fisk_ai.tui.sessions_app import SessionsApp
+        from fisk_ai.workstation.sessions_app import SessionsApp
 
         sys.stdout.flush()
         SessionsApp(conversation=conversation, thinking=args.thinking).run()
@@ -157,7 +157,7 @@ def run_browse(args: argparse.Namespace) -> int:
         )
     from pathlib import Path
 
-    from fisk_ai.tui.sessions_app import SessionsApp
+    from fisk_ai.workstation.sessions_app import SessionsApp
 
     if not args.config and Path(DEFAULT_CONFIG).is_file():
         args.config = DEFAULT_CONFIG
@@ -170,7 +170,7 @@ def run_browse(args: argparse.Namespace) -> int:
 
 def _resume_full_screen(args: argparse.Namespace, session_id: str) -> int:
     from fisk_ai.cli.flags import run_options_from
-    from fisk_ai.tui.host import run_full_screen
+    from fisk_ai.workstation.host import run_full_screen
 
     return run_full_screen(run_options_from(args, resume=session_id))
 

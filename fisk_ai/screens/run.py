@@ -7,11 +7,10 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import ClassVar, assert_never
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -36,7 +35,7 @@ from fisk_ai.agent.events import (
 from fisk_ai.agent.outcome import Completed, RunResult, resumable
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Usage
-from fisk_ai.presentation import resume_hint, stored_ending_lines, turn_end_lines
+from fisk_ai.presentation import stored_ending_lines, turn_end_lines
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.help import HelpScreen
 from fisk_ai.screens.question import (
@@ -56,6 +55,7 @@ from fisk_ai.tools.questions import (
     SelectQuestion,
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
+from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import (
     Counters,
     RetryWait,
@@ -66,109 +66,28 @@ from fisk_ai.tui.status import (
 )
 from fisk_ai.tui.transcript import Transcript, plural
 from fisk_ai.tui.widgets.chat_input import ChatInput
+from fisk_ai.tui.widgets.queued_prompts import QueuedPrompts
+from fisk_ai.tui.widgets.run_header import RunHeader
 from fisk_ai.tui.widgets.search_input import SearchInput
 from fisk_ai.tui.widgets.side_panel import SidePanel
+from fisk_ai.tui.widgets.startup_card import SPINNER_SECONDS, StartupCard
+from fisk_ai.tui.widgets.status_bar import StatusBar
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
 CONTEXT_CLEARED = "--- context cleared ---"
-NEW_OUTPUT_BELOW = "v new output below: End or G follows"
+NEW_OUTPUT_BELOW = "v new output below: Ctrl-End follows"
 MODEL_WAIT = "waiting for the model"
+STOPPING = "stopping"
+STOP_NOTICE = "stopping the turn; Ctrl-C again leaves"
+STANDING_APPROVAL_RAN = "ran under your standing approval (Always)"
+CONTINUE_HERE = "a follow-up continues this conversation; leaving prints how to resume it"
 NARROW_BELOW = 100
 ONCE_PER_CONVERSATION = frozenset({WarningKind.TOOLS_SENT_DIRECTLY})
 """Warnings about the run's setup rather than the turn: shown on the first turn only."""
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
 )
-
-
-@dataclass(frozen=True)
-class ToolRow:
-    name: str
-    source: str
-    gated: bool
-    deferred: bool = False
-    """Sent behind tool search: the model finds it by searching rather than seeing it."""
-
-
-@dataclass(frozen=True)
-class RunSetup:
-    """What the screen shows about the run before any event arrives. ``prompt`` starts a new
-    conversation; ``resume`` continues a stored one instead."""
-
-    identity: str = ""
-    model: str = ""
-    prompt: str = ""
-    resume: str = ""
-    force: bool = False
-    tools: tuple[ToolRow, ...] = ()
-    max_tokens: int = 0
-    bell: bool = True
-    version: str = ""
-    warnings: tuple[str, ...] = ()
-    tool_output: bool = False
-    """--tool-output: command output starts expanded rather than folded."""
-    thinking: bool = False
-    """--thinking: the model's reasoning is shown; otherwise it is folded away until ``z``."""
-    resume_flags: str = ""
-    """The flags that reach a remote agent again, for the resume hint."""
-    telemetry: str = ""
-    """The startup card's telemetry row: ``off``, ``off (--no-telemetry)``, ``on, to URL``;
-    no row when empty."""
-    phase: str = ""
-    """What startup is doing while the agent is being hosted; empty once it is hosted, and
-    the first turn waits for that."""
-
-
-STARTUP_WIDTH = 36
-"""The width of the startup card's values, in characters."""
-STARTUP_WARNINGS_SHOWN = 3
-STARTUP_WAITING = "starting: waiting for first response"
-SPINNER = "|/-\\"
-"""The startup card's spinner, one frame per tick of ``SPINNER_SECONDS``."""
-SPINNER_SECONDS = 0.125
-
-
-def startup_text(setup: RunSetup, directory: str | None = None, spinner: int | None = None) -> str:
-    """The card shown until the first response: who is starting, on what, with which tools,
-    and what went wrong on the way; the last line says what startup is doing, after frame
-    ``spinner`` of the spinner (none when None)."""
-    home = str(Path.home())
-    if directory is None:
-        directory = str(Path.cwd())
-        if directory.startswith(home):
-            directory = "~" + directory[len(home) :]
-    gated = sum(1 for tool in setup.tools if tool.gated)
-    tools = plural(len(setup.tools), "tool") + (f", {gated} gated" if gated else "")
-    if setup.phase and not setup.tools:
-        tools = "-"  # not loaded yet
-    rows = [
-        f"version  {single_line(setup.version, STARTUP_WIDTH) or '-'}",
-        f"agent    {single_line(setup.identity, STARTUP_WIDTH) or '-'}",
-        f"model    {single_line(setup.model, STARTUP_WIDTH) or '-'}",
-        f"tools    {tools}",
-        f"dir      {_left_elided(directory, STARTUP_WIDTH)}",
-    ]
-    if setup.telemetry:
-        rows.append(f"telemetry {single_line(setup.telemetry, STARTUP_WIDTH - 1)}")
-    if setup.warnings:
-        rows += ["", plural(len(setup.warnings), "warning")]
-        rows += [
-            f"  {single_line(warning, STARTUP_WIDTH + 5)}"
-            for warning in setup.warnings[:STARTUP_WARNINGS_SHOWN]
-        ]
-        hidden = len(setup.warnings) - STARTUP_WARNINGS_SHOWN
-        if hidden > 0:
-            rows.append(f"  and {hidden} more in the transcript")
-    doing = f"starting: {setup.phase}" if setup.phase else STARTUP_WAITING
-    if spinner is not None:
-        doing = f"{SPINNER[spinner % len(SPINNER)]} {doing}"
-    rows += ["", doing]
-    return "\n".join(rows)
-
-
-def _left_elided(text: str, limit: int) -> str:
-    return text if len(text) <= limit else "..." + text[-(limit - 3) :]
 
 
 def approval_answer_text(
@@ -187,21 +106,10 @@ def approval_answer_text(
             return f"declined: {command}"
 
 
-def header_text(setup: RunSetup, session: str) -> str:
-    parts = [f"fisk-ai {setup.version}".rstrip()]
-    if setup.identity:
-        parts.append(f"agent={single_line(setup.identity, 60)}")
-    if setup.model:
-        parts.append(f"model={single_line(setup.model, 40)}")
-    if session:
-        parts.append(f"session={session}")
-    return "  ".join(parts)
-
-
 class RunScreen(Screen[None]):
     """One conversation. Turns run in a worker that only awaits them and posts how they ended;
-    the handlers here own every widget, and the screen's state lives in reactives whose
-    watchers redraw the bars."""
+    the handlers here own the screen's state, kept in reactives that the header, the status bar,
+    the startup card and the side panel are bound to and draw themselves from."""
 
     CSS_PATH = "run.tcss"
     AUTO_FOCUS = "#chat"
@@ -213,31 +121,39 @@ class RunScreen(Screen[None]):
     """Below ``NARROW_BELOW`` columns the side panel is a narrow strip (see run.tcss)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "stop_turn", "Stop the turn", show=False),
+        Binding("ctrl+o", "toggle_last_output", "Expand the last result"),
         Binding("f2", "toggle_panel", "Side panel"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("f3", "sessions", "Sessions"),
         Binding("f4", "knowledge", "Knowledge"),
     ]
 
-    # The watchers draw widgets, so none runs before they exist: the first draw is compose's.
+    setup: var[RunSetup] = var(RunSetup, init=False)
+    """What the run is: the tools and warnings arrive once the agent is hosted."""
     run_state: var[RunState] = var(RunState.RUNNING, init=False)
     """Where the run stands, as the status bar says it; ``validate_run_state`` is the state
     machine that decides which moves are allowed."""
     counters: var[Counters] = var(Counters, init=False)
     """What the conversation has used so far."""
+    session_id: var[str] = var("", init=False)
+    """The conversation's session, once the agent has taken its first prompt."""
     turn_running: var[bool] = var(False, init=False)
-    """Whether a turn is in flight; the chat bar is open exactly while none is."""
+    """Whether a turn is in flight: Enter then queues rather than sends."""
     standing_approvals: var[frozenset[str]] = var(frozenset[str](), init=False)
     """The commands the operator answered Always for, in this conversation."""
     activity: var[str] = var("", init=False)
-    """The tool running now, for the status bar; empty between tools."""
+    """What the turn is doing now, for the status bar: a tool, the model, a stop."""
     activity_seconds: var[int] = var(0, init=False)
     """How long ``activity`` has run, in the screen's one-second ticks."""
     retry_wait: var[RetryWait | None] = var(None, init=False)
     """The model call waits to be retried (429, 529); counted down in the status bar."""
-    queued: var[bool] = var(False, init=False)
-    """Whether Enter was pressed in the chat bar during a turn: what the bar holds when the
-    turn ends is sent then. The text stays in the bar, editable, until it goes."""
+    help_key: var[str] = var("?", init=False)
+    """The key that opens help where the focus is: F1 where ``?`` would be typed."""
+    spinner_frame: var[int | None] = var(None, init=False)
+    """The startup card's spinner while the agent is being hosted; None draws none."""
+    leave_armed: var[bool] = var(False, init=False)
+    """Ctrl-C was pressed on an empty bar with no turn running: the next one leaves."""
 
     class TurnEnded(Message, bubble=False):
         """The turn returned; ``result`` says how it ended."""
@@ -278,28 +194,30 @@ class RunScreen(Screen[None]):
     def __init__(self, bridge: RunBridge, setup: RunSetup) -> None:
         super().__init__()
         self.bridge = bridge
-        self.setup = setup
+        self.set_reactive(RunScreen.setup, setup)
         self.stop_requested = False
         self.last_result: RunResult | None = None
         self.last_answer = ""
         self.error = ""
         self.abandoned: list[str] = []
+        """Conversations /clear walked away from, to be named again on exit."""
         self._worked_seconds = 0.0
         self._turn_started: float | None = None
-        """Conversations /clear walked away from, to be named again on exit."""
         self.warned: set[str] = set()
+        """The once-per-conversation warnings already shown in this conversation."""
         self.ticks = 0
         """The screen's one-second ticks so far: what tool calls are timed with."""
         self.call_ticks: dict[str, int] = {}
-        """The tick each running tool call started at, by call id."""
-        """The once-per-conversation warnings already shown in this conversation."""
+        """The tick each running tool call started at, by call id; an approval restarts it, so
+        a result's time is the command's own."""
+        self.running_tool = ""
+        """The command running now, shown while a stop waits for it."""
         self.spinner_timer: Timer | None = None
         """Turns the startup card's spinner while the agent is being hosted and until the card
         goes; None for a run that started hosted, whose card draws the same every time."""
-        self.spinner_frame = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(header_text(self.setup, ""), markup=False, id="header")
+        yield RunHeader(id="header").data_bind(RunScreen.setup, session=RunScreen.session_id)
         with Horizontal(id="body"):
             yield TranscriptView(
                 Transcript(
@@ -309,16 +227,25 @@ class RunScreen(Screen[None]):
                 id="transcript",
             )
             yield SidePanel(self.setup, id="side-panel").data_bind(
-                RunScreen.counters, RunScreen.standing_approvals
+                RunScreen.setup, RunScreen.counters, RunScreen.standing_approvals
             )
         yield Static(NEW_OUTPUT_BELOW, markup=False, id="below")
         yield SearchInput(id="search")
-        spinner = 0 if self.setup.phase else None
-        card = Static(startup_text(self.setup, spinner=spinner), markup=False, id="startup")
+        card = StartupCard(id="startup").data_bind(RunScreen.setup, spinner=RunScreen.spinner_frame)
         card.border_title = "fisk-ai"
         yield card
+        yield QueuedPrompts(id="queued")
         yield ChatInput(id="chat")
-        yield Static(self.status_line.text(), markup=False, id="status")
+        yield StatusBar(id="status").data_bind(
+            RunScreen.setup,
+            RunScreen.run_state,
+            RunScreen.counters,
+            RunScreen.activity,
+            RunScreen.activity_seconds,
+            RunScreen.retry_wait,
+            RunScreen.help_key,
+            session=RunScreen.session_id,
+        )
 
     @property
     def view(self) -> TranscriptView:
@@ -333,27 +260,33 @@ class RunScreen(Screen[None]):
         return self.query_one(SidePanel)
 
     @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def startup_card(self) -> StartupCard:
+        return self.query_one(StartupCard)
+
+    @property
+    def search_field(self) -> SearchInput:
+        return self.query_one(SearchInput)
+
+    @property
+    def new_output_below(self) -> Static:
+        return self.query_one("#below", Static)
+
+    @property
     def status_line(self) -> StatusLine:
-        activity = self.activity if self.run_state is RunState.RUNNING else ""
-        return StatusLine(
-            self.run_state,
-            self.counters,
-            self.setup.model,
-            self.bridge.session_id,
-            activity=activity,
-            elapsed=self.activity_seconds,
-            help_key="F1" if isinstance(self.focused, ChatInput | SearchInput) else "?",
-            retry=self.retry_wait if activity else None,
-        )
+        return self.status_bar.line
 
     def on_mount(self) -> None:
         self.bridge.attach(self.post_message)
-        self.query_one("#below").display = False
+        self.new_output_below.display = False
+        self.query_one(QueuedPrompts).display = False
         self.watch(self.view, "unseen", self._show_unseen, init=False)
         # Moves the activity's seconds; a snapshot test pauses it.
         self.ticker = self.set_interval(1, self._tick)
-        self.query_one("#search").display = False
-        self._redraw_bars()
+        self.search_field.display = False
         if self.setup.phase:
             self._show_startup_phase()
         else:
@@ -371,12 +304,8 @@ class RunScreen(Screen[None]):
 
     def hosted(self, setup: RunSetup) -> None:
         """The agent is up: show what it is and start the first turn. What was typed meanwhile
-        stays in the chat bar, and is sent when that turn ends if Enter queued it."""
+        stays in the chat bar, and what Enter queued is sent when that turn ends."""
         self.setup = replace(setup, phase="")
-        self.side_panel.setup = self.setup
-        # The side panel and the bars redraw from the setup whenever the counters move.
-        self.mutate_reactive(RunScreen.counters)
-        self._draw_startup_card()
         self._start_run()
 
     def _show_startup_phase(self) -> None:
@@ -384,29 +313,23 @@ class RunScreen(Screen[None]):
         self.turn_running = True
         self.activity_seconds = 0
         self.activity = self.setup.phase
-        self._draw_startup_card()
         if self.spinner_timer is None:
+            self.spinner_frame = 0
             self.spinner_timer = self.set_interval(SPINNER_SECONDS, self._spin)
 
     def _spin(self) -> None:
-        card = self.query_one("#startup", Static)
-        if not card.display:
+        if not self.startup_card.display:
             if self.spinner_timer is not None:
                 self.spinner_timer.stop()
             return
-        self.spinner_frame += 1
-        self._draw_startup_card()
-
-    def _draw_startup_card(self) -> None:
-        spinner = self.spinner_frame if self.spinner_timer is not None else None
-        self.query_one("#startup", Static).update(startup_text(self.setup, spinner=spinner))
+        self.spinner_frame = (self.spinner_frame or 0) + 1
 
     def _start_run(self) -> None:
         setup = self.setup
         for warning in setup.warnings:
             self.view.add_meta(warning)
         if setup.resume:
-            self.query_one("#startup").display = False
+            self._hide_startup()
             self._begin(lambda: self._read_back_and_resume(setup.resume, force=setup.force))
         else:
             self.view.append([PromptEvent(setup.prompt)])
@@ -422,7 +345,7 @@ class RunScreen(Screen[None]):
         return target if can_move(self.run_state, target) else self.run_state
 
     def _show_unseen(self, unseen: bool) -> None:
-        self.query_one("#below").display = unseen
+        self.new_output_below.display = unseen
 
     def _tick(self) -> None:
         """Once a second: the running tool's elapsed time moves."""
@@ -432,56 +355,27 @@ class RunScreen(Screen[None]):
         if self.retry_wait is not None:
             self.retry_wait = self.retry_wait.ticked()
 
-    def watch_activity(self) -> None:
-        self._redraw_bars()
-
-    def watch_activity_seconds(self) -> None:
-        self._redraw_bars()
-
-    def watch_retry_wait(self) -> None:
-        self._redraw_bars()
-
-    def on_resize(self) -> None:
-        # The status bar fits its parts to the width it has.
-        self.call_after_refresh(self._redraw_bars)
-
     def watch_focused(self) -> None:
         # The help hint names a key that works where the focus is.
-        if self.is_mounted:
-            self._redraw_bars()
-
-    def watch_run_state(self) -> None:
-        self._redraw_bars()
-
-    def watch_counters(self) -> None:
-        self._redraw_bars()
+        self.help_key = "F1" if isinstance(self.focused, ChatInput | SearchInput) else "?"
 
     def watch_turn_running(self, running: bool) -> None:
         """The chat bar stays open and focused through a turn, so what the operator types
-        while the agent works lands there, never on the transcript's one-letter keys."""
+        while the agent works lands there. When a turn ends, the next queued prompt goes; a
+        stopped turn sends none of them and puts them back in the bar."""
         chat = self.chat
         chat.running = running
         if not self.view.has_focus and not self.side_panel.has_focus_within:
             chat.focus()
         if running:
             return
-        if self.queued:
-            self.queued = False
-            if not self.stop_requested and self.chat.value.strip():
-                self.chat.post_message(ChatInput.Submitted(self.chat, self.chat.value))
-        chat.focus()
+        if self.stop_requested:
+            chat.take_all_back()
+        else:
+            self.call_later(self._send_next)
 
-    def watch_queued(self, queued: bool) -> None:
-        self.chat.queued = queued
-
-    def _redraw_bars(self) -> None:
-        """The header and the status bar. Both name the session, which the bridge learns once
-        the agent has taken the first prompt, so they are drawn from it every time."""
-        self.query_one("#header", Static).update(header_text(self.setup, self.bridge.session_id))
-        bar = self.query_one("#status", Static)
-        bar.update(self.status_line.text(bar.content_region.width or None))
-        for known in RunState:
-            bar.set_class(known is self.run_state, known.css_class)
+    def on_chat_input_queue_changed(self, message: ChatInput.QueueChanged) -> None:
+        self.query_one(QueuedPrompts).prompts = message.queued
 
     def on_side_panel_turn_chosen(self, message: SidePanel.TurnChosen) -> None:
         if message.block < len(self.view.transcript):
@@ -597,7 +491,7 @@ class RunScreen(Screen[None]):
             for line in turn_end_lines(state.word, result.message):
                 self.view.add_meta(line)
             if resumable(result.outcome):
-                self.view.add_meta(resume_hint(result.session_id, self.setup.resume_flags))
+                self.view.add_meta(CONTINUE_HERE)
         self.run_state = state
         self._turn_over()
 
@@ -615,16 +509,37 @@ class RunScreen(Screen[None]):
             self.run_state = RunState.AWAITING_INPUT
         # A turn refused before any model call moved no counter, yet the bars may have a
         # session to name by now.
-        self._redraw_bars()
+        self.session_id = self.bridge.session_id
+        self.running_tool = ""
         self.turn_running = False
 
     def _hide_startup(self) -> None:
-        self.query_one("#startup").display = False
+        self.startup_card.display = False
 
-    def on_key(self) -> None:
+    def on_key(self, event: events.Key) -> None:
         # While the agent is being hosted the card is the only sign of progress, so it stays.
         if not self.starting:
             self._hide_startup()
+        if event.key != "ctrl+c":
+            self.leave_armed = False
+        if self._types_into_chat(event):
+            event.stop()
+            event.prevent_default()
+            self.chat.focus()
+            self.chat.insert(event.character or "")
+
+    def on_text_area_changed(self) -> None:
+        self.leave_armed = False
+
+    def _types_into_chat(self, event: events.Key) -> bool:
+        """Whether a printable key pressed outside the chat bar belongs in it. The transcript's
+        and the panel's one-letter keys act only while the bar is empty: once the operator is
+        writing, every letter is part of what they write."""
+        if not event.is_printable or isinstance(self.focused, ChatInput | Input):
+            return False
+        if self.chat.text:
+            return True
+        return event.key not in self.app.active_bindings
 
     def on_event_arrived(self, message: EventArrived) -> None:
         event = message.event
@@ -638,6 +553,7 @@ class RunScreen(Screen[None]):
         elif isinstance(event, ToolResultEvent) and event.call_id in self.call_ticks:
             seconds = self.ticks - self.call_ticks.pop(event.call_id)
         self.view.append([event], seconds=seconds)
+        self.session_id = self.bridge.session_id
         # Whatever comes after a retry notice means the retry was made.
         self.retry_wait = None
         match event:
@@ -645,6 +561,8 @@ class RunScreen(Screen[None]):
                 self.retry_wait = RetryWait(
                     math.ceil(event.wait_seconds), event.attempt, event.attempts
                 )
+                # The countdown goes once the retry is made; the transcript keeps that it was.
+                self.view.add_meta(f"model busy: {self.retry_wait.text}")
             case PromptEvent():
                 # The operator's own words: the startup card waits for the agent's.
                 self.side_panel.show_turns(self.view.transcript)
@@ -652,16 +570,25 @@ class RunScreen(Screen[None]):
             case StatusEvent(usage=Usage() as usage):
                 self.counters = self.counters.after_model_call(usage)
             case ToolCallEvent():
-                self.counters = self.counters.after_tool_call()
-                self.activity_seconds = 0
-                self.activity = single_line(event.display, 60)
+                self._tool_started(event)
             case ToolResultEvent():
-                self._wait_for_model()
+                self.running_tool = ""
+                if not self.stop_requested:
+                    self._wait_for_model()
             case StatusEvent() | TextEvent() | ThinkingEvent() | WarningEvent():
                 pass
             case _:
                 assert_never(event)
         self._hide_startup()
+
+    def _tool_started(self, event: ToolCallEvent) -> None:
+        self.counters = self.counters.after_tool_call()
+        self.running_tool = single_line(event.display, 60)
+        if event.name in self.standing_approvals:
+            self.view.add_meta(f"{STANDING_APPROVAL_RAN}: {self.running_tool}")
+        if not self.stop_requested:
+            self.activity_seconds = 0
+            self.activity = self.running_tool
 
     def on_question_asked(self, message: QuestionAsked) -> None:
         answer = message.answer
@@ -696,6 +623,10 @@ class RunScreen(Screen[None]):
                 self.standing_approvals = self.standing_approvals | {question.tool_name}
             if isinstance(question, ApprovalQuestion):
                 self.view.add_meta(approval_answer_text(question, value, given_up=answer.done()))
+                if question.tool_use_id in self.call_ticks:
+                    # The command runs from now: its time leaves out the operator's.
+                    self.call_ticks[question.tool_use_id] = self.ticks
+                    self.activity_seconds = 0
             if not answer.done():
                 answer.set_result(value)
             if self.turn_running:
@@ -718,8 +649,32 @@ class RunScreen(Screen[None]):
             return
         self.stop_requested = True
         self.run_state = RunState.SUSPENDING
-        self.notify("stop requested: finishing the current step; press ^C again to leave")
+        self.activity_seconds = 0
+        # A model call stops at once; a running command is given its grace, counted here.
+        self.activity = f"{STOPPING}: {self.running_tool}" if self.running_tool else STOPPING
+        self.notify(STOP_NOTICE, markup=False)
         self.bridge.request_stop()
+
+    def action_stop_turn(self) -> None:
+        """Esc: stop the turn in flight, as the first Ctrl-C does."""
+        if self.turn_running and not self.stop_requested:
+            self.request_stop()
+
+    def action_scroll_transcript(self, how: str) -> None:
+        """PageUp, PageDown, Ctrl-Home and Ctrl-End from the chat bar scroll the transcript."""
+        view = self.view
+        match how:
+            case "page_up":
+                view.action_page_up()
+            case "page_down":
+                view.action_page_down()
+            case "top":
+                view.action_top()
+            case _:
+                view.action_bottom()
+
+    def action_toggle_last_output(self) -> None:
+        self.view.toggle_last_output()
 
     def clear_screen(self) -> None:
         self.view.clear()
@@ -727,7 +682,7 @@ class RunScreen(Screen[None]):
         self.notify("screen cleared; the conversation is kept", timeout=2)
 
     def on_transcript_view_search_requested(self) -> None:
-        field = self.query_one("#search", SearchInput)
+        field = self.search_field
         field.display = True
         field.focus()
 
@@ -737,7 +692,7 @@ class RunScreen(Screen[None]):
     @on(Input.Submitted, "#search")
     def searched(self, event: Input.Submitted) -> None:
         event.stop()
-        field = self.query_one("#search", SearchInput)
+        field = self.search_field
         count = self.view.search(event.value)
         field.value = ""
         field.display = False
@@ -748,14 +703,17 @@ class RunScreen(Screen[None]):
 
     @on(ChatInput.Submitted)
     async def submitted(self, event: ChatInput.Submitted) -> None:
+        """Enter moved a prompt into the chat bar's outbox: it goes now unless a turn is
+        running, and waits there, shown as queued, until the turns before it have ended."""
         event.stop()
-        text = event.value
-        if not text.strip():
-            return
+        await self._send_next()
+
+    async def _send_next(self) -> None:
         if self.turn_running:
-            self.queued = True
             return
-        self.chat.value = ""
+        text = self.chat.take_next()
+        if text is None:
+            return
         if text.startswith("//"):
             self._send(text[1:], typed=text)
             return
@@ -776,7 +734,7 @@ class RunScreen(Screen[None]):
                 self._send(rest.strip())
         else:
             # Nothing is lost to a typo: the text goes back into the bar to be corrected.
-            self.chat.value = text
+            self.chat.give_back(text)
             self.notify(
                 f"unknown command {single_line(name, 40)}; /help lists the commands"
                 " (//text sends text starting with a slash)",
@@ -797,7 +755,7 @@ class RunScreen(Screen[None]):
         self.chat.forget()
         self.view.add_meta(CONTEXT_CLEARED)
         self.notify("context cleared", timeout=2)
-        self._redraw_bars()
+        self.session_id = self.bridge.session_id
 
     def _send(self, prompt: str, *, typed: str | None = None) -> None:
         """Send ``prompt``; Up recalls it as it was ``typed`` (``//text`` stays escaped)."""

@@ -10,10 +10,11 @@ from textual.widgets import Static
 
 from fisk_ai.agent.outcome import Completed, RunResult
 from fisk_ai.errors import FiskError
-from fisk_ai.screens.run import RunScreen, RunSetup
-from fisk_ai.tui.app import FiskApp
+from fisk_ai.screens.run import RunScreen
 from fisk_ai.tui.bridge import RunBridge
+from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import RunState
+from fisk_ai.workstation.app import FiskApp
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 

@@ -13,7 +13,7 @@ from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.sessions import FileSessionStore, SessionSummary
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.screens.journals import small_journal, stream_report, write_journal
 from tests.screens.screen_host import ScreenHost
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.sessions import FileSessionStore
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.screens.journals import small_journal, write_journal
 
 SIZE = (120, 30)

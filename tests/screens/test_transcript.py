@@ -5,7 +5,7 @@ from typing import Any
 from textual.app import App
 
 from fisk_ai.screens.transcript import TranscriptScreen
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.screens.journals import conversation_of, stream_report
 
 SIZE = (100, 30)

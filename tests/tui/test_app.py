@@ -6,9 +6,10 @@ from textual.pilot import Pilot
 from textual.widgets import Button
 
 from fisk_ai.screens.approval import ApprovalScreen
-from fisk_ai.tui.app import FiskApp
+from fisk_ai.screens.run import CONTINUE_HERE
 from fisk_ai.tui.status import RunState
 from fisk_ai.tui.transcript import BlockKind
+from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import Reply, answer, call, calls
 from tests.tui.workstation import running
 
@@ -174,7 +175,7 @@ async def test_ctrl_c_with_a_question_up_stops_the_run_without_answering(tmp_pat
         await settle(app, pilot)
         assert not isinstance(app.screen, ApprovalScreen)
         assert app.run_screen.run_state is RunState.SUSPENDED
-        assert "resume with: fisk run --resume" in screen_text(app)
+        assert CONTINUE_HERE in screen_text(app)
         assert app.is_running
 
 

@@ -10,13 +10,13 @@ import pytest
 from fisk_ai.config import Mode, parse
 from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.tools.questions import ConfirmQuestion
-from fisk_ai.tui.app import FiskApp
+from fisk_ai.workstation.app import FiskApp
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 
 
 @pytest.mark.parametrize("no_bell", [False, True])
 async def test_a_question_rings_the_bell_unless_the_file_says_no_bell(no_bell: bool) -> None:
-    from fisk_ai.tui.host import bell_wanted
+    from fisk_ai.workstation.host import bell_wanted
 
     cfg = parse(
         f"identity: ops\nsystem_prompt: hi\nharness:\n  no_bell: {str(no_bell).lower()}\n",

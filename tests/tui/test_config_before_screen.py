@@ -1,7 +1,8 @@
 """`fisk run` on a real terminal checks its configuration before it takes the screen: a mistake
 is one sentence on the normal terminal and exit 1, `harness.no_tui` gives line output, and a
 good configuration's identity and model are on the first frame. The check runs in a forked child
-while the workstation's modules load (fisk_ai/tui/host.py); these runs go through that path."""
+while the workstation's modules load (fisk_ai/workstation/host.py); these runs go through that
+path."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from fisk_ai.tui.host import FIRST_FRAME_FILE
+from fisk_ai.workstation.host import FIRST_FRAME_FILE
 from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK
 

@@ -17,13 +17,13 @@ from textual.widgets import Static
 from fisk_ai.agent.events import TextEvent
 from fisk_ai.cli.main import main
 from fisk_ai.screens import run as run_module
-from fisk_ai.screens.run import ToolRow
 from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.sessions import FileSessionStore
-from fisk_ai.tui.app import FiskApp
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.tui.setup import ToolRow
 from fisk_ai.tui.status import Counters, RunState, StatusLine
 from fisk_ai.tui.transcript import Transcript
+from fisk_ai.workstation.app import FiskApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.fakes.provider import Reply, answer, call, calls
 from tests.screens.journals import conversation_of, stream_report, write_journal
 from tests.screens.test_run import SETUP, HeldBridge
@@ -100,7 +100,7 @@ def test_r_in_the_browser_resumes_with_the_flags_fisk_run_takes(
 
     monkeypatch.setattr("fisk_ai.cli.session._on_terminal", lambda: True)
     monkeypatch.setattr(SessionsApp, "run", lambda self, *a, **k: "s-chosen")
-    monkeypatch.setattr("fisk_ai.tui.host.run_full_screen", run_full_screen)
+    monkeypatch.setattr("fisk_ai.workstation.host.run_full_screen", run_full_screen)
     config = tmp_path / "agent.yaml"
     config.write_text("identity: ops\nsystem_prompt: hi\n", encoding="utf-8")
     flags = ["--replay", "c.cassette", "--force", "--thinking", "--tool-output"]

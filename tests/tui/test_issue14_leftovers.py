@@ -18,13 +18,14 @@ from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import Runner
 from fisk_ai.llm.registry import ProviderError
 from fisk_ai.llm.types import Usage
-from fisk_ai.screens.run import RunScreen, ToolRow
+from fisk_ai.screens.run import RunScreen
 from fisk_ai.sessions import fold
 from fisk_ai.sessions.file import FileSessionStore
-from fisk_ai.tui.app import FiskApp
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.tui.setup import ToolRow
 from fisk_ai.tui.status import Counters
 from fisk_ai.tui.widgets.side_panel import side_panel_text
+from fisk_ai.workstation.app import FiskApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer
 from tests.screens.test_run import SETUP, HeldBridge

@@ -23,9 +23,9 @@ from fisk_ai.screens.help import help_text
 from fisk_ai.screens.knowledge import NOT_ENABLED, ChunkReader, KnowledgeExplorer
 from fisk_ai.tools.builtin.knowledge import knowledge_source
 from fisk_ai.tools.toolset import ToolSet
-from fisk_ai.tui.knowledge_app import KnowledgeApp
 from fisk_ai.tui.widgets.knowledge_context import ChunkBlock
 from fisk_ai.tui.widgets.knowledge_results import ResultList
+from fisk_ai.workstation.knowledge_app import KnowledgeApp
 from tests.fakes.provider import ScriptedProvider, answer
 from tests.knowledge.conftest import index, write_corpus
 from tests.knowledge.test_hybrid import CORPUS as HYBRID_CORPUS

@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from fisk_ai.knowledge.access import KnowledgeIndex
-from fisk_ai.tui.knowledge_app import KnowledgeApp
+from fisk_ai.workstation.knowledge_app import KnowledgeApp
 from tests.knowledge.conftest import index, write_corpus
 from tests.knowledge.test_hybrid import CORPUS as HYBRID_CORPUS
 from tests.knowledge.test_hybrid import FakeEmbeddings, build, settings

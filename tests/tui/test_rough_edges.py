@@ -12,12 +12,12 @@ from fisk_ai.agent.events import TextEvent, ToolResultEvent, WarningEvent, Warni
 from fisk_ai.agent.gate import declined_reason, denial_content
 from fisk_ai.agent.outcome import Completed, RunResult, Suspended
 from fisk_ai.screens.help import HelpScreen
-from fisk_ai.screens.run import ToolRow
 from fisk_ai.tools.base import ExecRecord
-from fisk_ai.tui.app import FiskApp
+from fisk_ai.tui.setup import ToolRow
 from fisk_ai.tui.status import Counters, RunState, StatusLine
 from fisk_ai.tui.transcript import BlockKind, Transcript
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
+from fisk_ai.workstation.app import FiskApp
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 from tests.tui.test_app import remove_stream, send, settle, until_question
 from tests.tui.test_where_you_are import status_text
@@ -137,12 +137,12 @@ async def test_the_press_again_toast_goes_when_the_turn_has_stopped() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert any("press ^C again" in toast for toast in toasts(app))
+        assert any("Ctrl-C again" in toast for toast in toasts(app))
         bridge.turn_end.set_result(RunResult(Suspended(), session_id="s1"))
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.run_screen.run_state is RunState.SUSPENDED
-        assert not any("press ^C again" in toast for toast in toasts(app))
+        assert not any("Ctrl-C again" in toast for toast in toasts(app))
 
 
 # n / N say where they are

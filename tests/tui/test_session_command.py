@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fisk_ai.cli.main import main
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.screens.journals import stream_report, write_journal
 
 
@@ -87,7 +87,7 @@ def test_a_session_chosen_to_resume_runs_full_screen_with_the_configuration(
     monkeypatch.setattr("fisk_ai.cli.session._on_terminal", lambda: True)
     monkeypatch.setattr("fisk_ai.cli.session._store", lambda args: FileSessionStore(tmp_path))
     monkeypatch.setattr(SessionsApp, "run", chosen)
-    monkeypatch.setattr("fisk_ai.tui.host.run_full_screen", ran)
+    monkeypatch.setattr("fisk_ai.workstation.host.run_full_screen", ran)
     assert main(["session", "browse"]) == 0
     assert apps[0].resume_refused == ""
     assert [(run.config, run.resume) for run in runs] == [("agent.yaml", "orders-report")]

@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 
 from fisk_ai.sessions import FileSessionStore
-from fisk_ai.tui.sessions_app import SessionsApp
+from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.screens.journals import conversation_of, small_journal, stream_report, write_journal
 
 SIZE = (110, 24)

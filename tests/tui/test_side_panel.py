@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fisk_ai.screens.run import RunSetup, ToolRow
+from fisk_ai.tui.setup import RunSetup, ToolRow
 from fisk_ai.tui.status import Counters
 from fisk_ai.tui.widgets.side_panel import side_panel_text
 

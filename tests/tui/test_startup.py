@@ -10,9 +10,10 @@ import pytest
 from textual.widgets import Static
 
 from fisk_ai.config import Config, Mode, load
-from fisk_ai.screens.run import RunSetup, startup_text
-from fisk_ai.tui.app import FiskApp
-from fisk_ai.tui.host import PHASE_HOSTING, PHASE_LOADING, telemetry_row
+from fisk_ai.tui.setup import RunSetup
+from fisk_ai.tui.widgets.startup_card import startup_text
+from fisk_ai.workstation.app import FiskApp
+from fisk_ai.workstation.host import PHASE_HOSTING, PHASE_LOADING, telemetry_row
 from tests.fakes.provider import ScriptedProvider, answer
 from tests.tui.test_app import settle
 from tests.tui.test_nothing_lost import texts_of
@@ -81,9 +82,9 @@ async def test_typing_during_startup_is_kept_and_sent_after_the_first_turn(
             await app.first_frame.wait()
             screen = app.run_screen
             await pilot.press("w", "h", "y", "z", "enter")
-            assert screen.chat.value == "whyz"
-            assert screen.queued
-            await pilot.press("backspace")
+            assert screen.chat.value == ""
+            assert screen.chat.queued == ("whyz",)
+            await pilot.press("up", "backspace", "enter")
             assert provider.calls == 0
 
             screen.hosted(hosted)
@@ -95,7 +96,7 @@ async def test_typing_during_startup_is_kept_and_sent_after_the_first_turn(
             transcript = screen.view.transcript.text()
             assert transcript.index("> hello") < transcript.index("> why")
             assert screen.last_answer == "second answer"
-            assert not screen.queued
+            assert not screen.chat.queued
     finally:
         await agent.close()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fisk_ai.tui.host import FIRST_FRAME_FILE
+from fisk_ai.workstation.host import FIRST_FRAME_FILE
 from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app

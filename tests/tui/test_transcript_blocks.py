@@ -8,9 +8,9 @@ from dataclasses import replace
 
 from fisk_ai.agent.events import TextEvent, ThinkingEvent, ToolCallEvent, ToolResultEvent
 from fisk_ai.tools.base import ExecRecord
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.markdown import markdown_lines
 from fisk_ai.tui.transcript import BlockKind, Transcript
+from fisk_ai.workstation.app import FiskApp
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 from tests.tui.test_app import screen_text
 

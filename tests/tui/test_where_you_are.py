@@ -8,8 +8,8 @@ from textual.widgets import OptionList, Static
 
 from fisk_ai.agent.events import TextEvent, ToolCallEvent, ToolResultEvent
 from fisk_ai.llm.types import Usage
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.status import Counters, RunState, StatusLine, budget_text
+from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import answer
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 from tests.tui.test_app import send, settle

@@ -14,9 +14,9 @@ from textual.widgets import OptionList, Static
 
 from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.status import RunState
 from fisk_ai.tui.transcript import BlockKind
+from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import Reply, ScriptedProvider, answer, call, calls
 from tests.tui.test_app import remove_stream, screen_text, send, settle, until_question
 from tests.tui.workstation import SIZE, build_app, running

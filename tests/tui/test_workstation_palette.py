@@ -9,8 +9,8 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 
 from fisk_ai.screens.run import RunScreen
-from fisk_ai.tui.app import FiskApp
-from fisk_ai.tui.commands import run_screen_commands
+from fisk_ai.workstation.app import FiskApp
+from fisk_ai.workstation.commands import run_screen_commands
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 
 

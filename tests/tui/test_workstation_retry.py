@@ -11,9 +11,9 @@ from textual.widgets import Static
 
 from fisk_ai.agent.events import StatusEvent, StatusPhase
 from fisk_ai.llm.anthropic import AnthropicProvider
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.bridge import EventArrived
 from fisk_ai.tui.status import RetryWait, RunState, StatusLine
+from fisk_ai.workstation.app import FiskApp
 from tests.fakes.messages_api import FakeMessagesAPI, error, reply, text
 from tests.tui.test_app import screen_text, settle
 from tests.tui.workstation import SIZE, build_app

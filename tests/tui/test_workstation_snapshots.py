@@ -11,8 +11,8 @@ from fisk_ai.llm.registry import ProviderUnavailable
 from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.serve.prompts import LOCAL, ConversationNaming
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.status import RunState
+from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import ScriptedProvider, call, calls
 from tests.tui.workstation import build_app
 

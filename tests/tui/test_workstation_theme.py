@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import fisk_ai
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.theme import DARK_THEME, LIGHT_THEME, terminal_theme
+from fisk_ai.workstation.app import FiskApp
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 
 
@@ -41,7 +41,7 @@ async def test_the_workstation_starts_light_on_a_light_terminal(
 async def test_the_session_browser_starts_light_on_a_light_terminal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fisk_ai.tui.sessions_app import SessionsApp
+    from fisk_ai.workstation.sessions_app import SessionsApp
     from tests.screens.journals import conversation_of, stream_report
 
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
@@ -61,7 +61,7 @@ NAMED_COLOUR = re.compile(
 
 def test_the_workstation_styles_name_no_colour_outside_the_theme() -> None:
     package = Path(fisk_ai.__file__).parent
-    sheets = [package / "tui" / "app.tcss", package / "screens" / "run.tcss"]
+    sheets = [package / "workstation" / "app.tcss", package / "screens" / "run.tcss"]
     modules = [
         package / "tui" / "widgets" / "transcript_view.py",
         package / "tui" / "widgets" / "side_panel.py",

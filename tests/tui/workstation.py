@@ -18,15 +18,15 @@ from fisk_ai.a2a.memory import MemoryBroker
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider
-from fisk_ai.screens.run import RunSetup, ToolRow
 from fisk_ai.serve.prompts import LOCAL, ConversationNaming, PromptsOptions, PromptsServer
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.tools.fiskapp.loader import load_application
 from fisk_ai.tools.fiskapp.model import ApplicationModel
 from fisk_ai.tools.toolset import ToolSet, ToolSource
-from fisk_ai.tui import app as app_module
-from fisk_ai.tui.app import FiskApp
 from fisk_ai.tui.bridge import RunBridge
+from fisk_ai.tui.setup import RunSetup, ToolRow
+from fisk_ai.workstation import app as app_module
+from fisk_ai.workstation.app import FiskApp
 from tests.fakes.fiskapp import application, arg, command, write_fake_app
 from tests.fakes.provider import Reply, ScriptedProvider
 

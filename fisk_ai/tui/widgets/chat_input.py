@@ -1,34 +1,55 @@
-"""The chat bar of the run screen."""
+"""The chat bar of the run screen. It owns every character typed into it: Enter moves the text
+into the bar's outbox and empties the bar in one step, so a key that arrives while the screen is
+still acting on the last Enter lands in an empty bar rather than being wiped with it."""
 
 from __future__ import annotations
 
-from textual import events
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
 
-# tmux and most terminals send Alt-Enter as a plain Enter; Ctrl-J reaches the app everywhere.
 CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Ctrl-J a newline, /help for commands"
 
-RUNNING_PLACEHOLDER = "Type ahead: Enter queues it, sent when the turn ends"
-QUEUED_TITLE = "queued: sent when the turn ends; keep editing, or empty it to cancel"
-
-# Keys that put a line break in the chat bar. A terminal without the kitty keyboard protocol
-# sends Alt-Enter as a plain Enter, so Ctrl-J is there as well.
-NEWLINE_KEYS = frozenset({"alt+enter", "ctrl+j"})
+RUNNING_PLACEHOLDER = "Type ahead: Enter queues it, sent when the turn ends; Esc stops the turn"
 
 
 class ChatInput(TextArea):
-    """The chat bar: Enter sends, Alt-Enter (or Ctrl-J) starts a new line, and Up on the first
-    line or Down on the last recall this conversation's earlier prompts."""
+    """The chat bar: Enter sends (or queues, during a turn), Ctrl-J starts a new line (and
+    Shift-Enter or Alt-Enter, where the terminal reports them apart from Enter), Up on the first
+    line or Down on the last recall this conversation's earlier prompts, and Up in an empty bar
+    takes the last queued prompt back to edit it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Priority, so Enter never reaches TextArea's own newline insertion.
+        Binding("enter", "submit", "Send", show=False, priority=True),
+        Binding("ctrl+j,shift+enter,alt+enter", "newline", "Newline", show=False, priority=True),
+        Binding("pageup", "screen.scroll_transcript('page_up')", "Scroll up", show=False),
+        Binding("pagedown", "screen.scroll_transcript('page_down')", "Scroll down", show=False),
+        Binding("ctrl+home", "screen.scroll_transcript('top')", "Top", show=False),
+        Binding("ctrl+end", "screen.scroll_transcript('bottom')", "Bottom", show=False),
+    ]
 
     class Submitted(Message):
-        """Enter in the chat bar; ``value`` is the whole text, line breaks included."""
+        """Enter put a prompt in the outbox; the screen takes it with ``take_next``."""
 
-        def __init__(self, chat: ChatInput, value: str) -> None:
+        def __init__(self, chat: ChatInput) -> None:
             super().__init__()
             self.chat = chat
-            self.value = value
+
+        @property
+        def control(self) -> ChatInput:
+            return self.chat
+
+    class QueueChanged(Message):
+        """The prompts waiting for the turn to end changed; ``queued`` is all of them."""
+
+        def __init__(self, chat: ChatInput, queued: tuple[str, ...]) -> None:
+            super().__init__()
+            self.chat = chat
+            self.queued = queued
 
         @property
         def control(self) -> ChatInput:
@@ -40,18 +61,17 @@ class ChatInput(TextArea):
         )
         self.sent: list[str] = []
         self._recall_index = 0
+        self._draft = ""
+        """What the bar held when Up started recalling, given back when Down returns past the
+        newest prompt."""
+        self._outbox: list[str] = []
+        """Prompts Enter took from the bar that the screen has not taken yet, oldest first."""
 
     running: var[bool] = var(False)
-    """A turn is in flight: Enter queues rather than sends."""
-    queued: var[bool] = var(False)
-    """The text in the bar goes when the turn ends."""
+    """A turn is in flight: what Enter takes waits in the outbox, shown as queued."""
 
     def watch_running(self, running: bool) -> None:
         self.placeholder = RUNNING_PLACEHOLDER if running else CHAT_PLACEHOLDER
-
-    def watch_queued(self, queued: bool) -> None:
-        self.set_class(queued, "-queued")
-        self.border_title = QUEUED_TITLE if queued else None
 
     @property
     def value(self) -> str:
@@ -62,21 +82,61 @@ class ChatInput(TextArea):
         self.text = text
         self.move_cursor(self.document.end)
 
-    async def _on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Submitted(self, self.text))
+    @property
+    def queued(self) -> tuple[str, ...]:
+        """The prompts waiting in the outbox, oldest first."""
+        return tuple(self._outbox)
+
+    def action_submit(self) -> None:
+        text = self.text
+        if not text.strip():
             return
-        if event.key in NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            self.insert("\n")
+        self._outbox.append(text)
+        self.clear()
+        self._queue_changed()
+        self.post_message(self.Submitted(self))
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def take_next(self) -> str | None:
+        """The oldest prompt in the outbox, taken out of it; None when it is empty."""
+        if not self._outbox:
+            return None
+        text = self._outbox.pop(0)
+        self._queue_changed()
+        return text
+
+    def take_all_back(self) -> None:
+        """Put every queued prompt back into the bar, before what it holds: a stopped turn
+        sends nothing it had queued, and loses none of it either."""
+        if not self._outbox:
             return
-        await super()._on_key(event)
+        parts = [*self._outbox, self.text] if self.text else list(self._outbox)
+        self._outbox.clear()
+        self.value = "\n".join(parts)
+        self._queue_changed()
+
+    def give_back(self, text: str) -> None:
+        """Put ``text`` back in the bar to be corrected, ahead of anything typed since."""
+        self.value = f"{text}\n{self.text}" if self.text else text
+
+    def discard_draft(self) -> bool:
+        """Empty the bar (the first Ctrl-C); False when there was nothing to empty."""
+        if not self.text:
+            return False
+        self.clear()
+        return True
+
+    def _queue_changed(self) -> None:
+        self.post_message(self.QueueChanged(self, self.queued))
 
     def action_cursor_up(self, select: bool = False) -> None:
-        if not select and self.cursor_location[0] == 0:
+        if not select and not self.text and self._outbox:
+            # Up in an empty bar edits the last queued prompt, as in Codex.
+            self.value = self._outbox.pop()
+            self._queue_changed()
+        elif not select and self.cursor_location[0] == 0:
             self.action_recall(-1)
         else:
             super().action_cursor_up(select)
@@ -98,6 +158,8 @@ class ChatInput(TextArea):
     def action_recall(self, step: int) -> None:
         if not self.sent:
             return
+        if self._recall_index == len(self.sent):
+            self._draft = self.text
         self._recall_index = max(0, min(len(self.sent), self._recall_index + step))
         in_range = self._recall_index < len(self.sent)
-        self.value = self.sent[self._recall_index] if in_range else ""
+        self.value = self.sent[self._recall_index] if in_range else self._draft

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -13,12 +11,10 @@ from textual.reactive import var
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import Counters, budget_text
 from fisk_ai.tui.transcript import PROMPT_PREFIX, Transcript
 from fisk_ai.util.sanitize import single_line
-
-if TYPE_CHECKING:
-    from fisk_ai.screens.run import RunSetup
 
 TURN_LABEL_WIDTH = 36
 
@@ -102,6 +98,8 @@ class SidePanel(VerticalScroll):
     }
     """
 
+    setup: var[RunSetup] = var(RunSetup)
+    """Bound to the run screen's setup: the tools change once the agent is hosted."""
     counters: var[Counters] = var(Counters)
     """Bound to the run screen's counters."""
     standing_approvals: var[frozenset[str]] = var(frozenset[str]())
@@ -116,7 +114,7 @@ class SidePanel(VerticalScroll):
 
     def __init__(self, setup: RunSetup, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.setup = setup
+        self.set_reactive(SidePanel.setup, setup)
         self._turn_blocks: list[int] = []
 
     def compose(self) -> ComposeResult:
@@ -128,6 +126,9 @@ class SidePanel(VerticalScroll):
         # A Tab stop only while there is something to scroll to (a short terminal); otherwise
         # the turns list is the panel's one stop.
         return self.max_scroll_y > 0
+
+    def watch_setup(self) -> None:
+        self._show_facts()
 
     def watch_counters(self) -> None:
         self._show_facts()

@@ -38,10 +38,10 @@ from fisk_ai.serve.hosted import RunOptions, TelemetryReport, hosted_run
 if TYPE_CHECKING:
     from fisk_ai.config import Config
     from fisk_ai.multiplex import Reporter
-    from fisk_ai.screens.run import RunSetup
     from fisk_ai.sessions import SessionStore
-    from fisk_ai.tui.app import FiskApp
     from fisk_ai.tui.bridge import RunBridge
+    from fisk_ai.tui.setup import RunSetup
+    from fisk_ai.workstation.app import FiskApp
 
 
 FIRST_FRAME_FILE = "FISK_FIRST_FRAME_FILE"
@@ -68,7 +68,7 @@ def run_full_screen(options: RunOptions) -> int:
     # A remote agent's configuration is its worker's; only a hosted run's can ask for lines.
     checking = None if options.nats_context else _ConfigCheckInChild.start(options)
     # Imported while the child checks the configuration: the two take about as long.
-    import fisk_ai.tui.app  # noqa: F401
+    import fisk_ai.workstation.app  # noqa: F401
 
     check = None if checking is None else checking.result()
     if check is not None and check.no_tui:
@@ -168,8 +168,8 @@ class _Hosting:
 async def _host(options: RunOptions, check: ConfigCheck | None) -> int:
     """Draw the first frame, then host the agent behind it while the startup card says what is
     happening; the first turn starts once the agent is up."""
-    from fisk_ai.tui.app import FiskApp
     from fisk_ai.tui.bridge import RunBridge
+    from fisk_ai.workstation.app import FiskApp
 
     bridge = RunBridge()
     app = FiskApp(bridge, _starting_setup(options, check))
@@ -244,9 +244,9 @@ async def _host_behind(
 ) -> None:
     """Host the agent while the app shows the startup card, hand the screen what it needs,
     and keep the agent up until the app has stopped."""
-    from fisk_ai.screens.run import RunSetup, ToolRow
     from fisk_ai.tools.base import Confirmable
     from fisk_ai.tools.builtin.deferral import plan_definitions
+    from fisk_ai.tui.setup import RunSetup, ToolRow
 
     bridge, screen = app.bridge, app.run_screen
 
@@ -309,7 +309,7 @@ async def _host_behind(
 def _starting_setup(options: RunOptions, check: ConfigCheck | None) -> RunSetup:
     """What the first frame can say before anything is hosted: the configuration is checked."""
     from fisk_ai import __version__
-    from fisk_ai.screens.run import RunSetup
+    from fisk_ai.tui.setup import RunSetup
 
     return RunSetup(
         identity=options.identity or (check.identity if check is not None else ""),

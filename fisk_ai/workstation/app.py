@@ -1,7 +1,9 @@
 """FiskApp: the full-screen workstation around one conversation.
 
-The app owns the keys that must work everywhere, even with a question up: Ctrl-C asks the turn
-to stop and a second press leaves, Ctrl-D leaves, Ctrl-L empties the screen. What the run left
+The app owns the keys that must work everywhere, even with a question up. Nothing typed is
+thrown away by a key that does not say so: Ctrl-C empties a chat bar that holds a draft, then
+stops the turn in flight, and leaves only when pressed again on an empty bar; Ctrl-D leaves only
+from an empty bar. Ctrl-L empties the screen. What the run left
 behind for the normal buffer (the answer, the resume hint, the counters) is read from
 ``outcome`` once the app has stopped.
 """
@@ -17,11 +19,16 @@ from textual.binding import Binding, BindingType
 from textual.events import Print
 
 from fisk_ai.agent.outcome import Abandoned, RunResult
-from fisk_ai.screens.run import RunScreen, RunSetup
+from fisk_ai.screens.run import RunScreen
 from fisk_ai.tui.bridge import RunBridge
-from fisk_ai.tui.commands import RunCommands
+from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import Counters, RunState
 from fisk_ai.tui.theme import terminal_theme
+from fisk_ai.workstation.commands import RunCommands
+
+
+DRAFT_DISCARDED = "chat bar emptied (Ctrl-Z brings it back); Ctrl-C on an empty bar leaves"
+LEAVE_ARMED = "press Ctrl-C again to leave (or Ctrl-D)"
 
 
 @dataclass(frozen=True)
@@ -75,13 +82,24 @@ class FiskApp(App[None]):
 
     def action_interrupt(self) -> None:
         screen = self.run_screen
-        if screen.turn_running and not screen.stop_requested:
+        chat_shown = self.screen is screen
+        if chat_shown and screen.chat.discard_draft():
+            self.notify(DRAFT_DISCARDED, timeout=3, markup=False)
+        elif screen.turn_running and not screen.stop_requested:
             screen.request_stop()
-        else:
+        elif screen.stop_requested or screen.leave_armed:
             self.exit()
+        else:
+            screen.leave_armed = True
+            self.notify(LEAVE_ARMED, timeout=3, markup=False)
 
     def action_leave(self) -> None:
-        self.exit()
+        chat = self.run_screen.chat
+        if not chat.text:
+            self.exit()
+        elif chat.has_focus:
+            # A draft is there: Ctrl-D is the editor's delete, never a way to lose it.
+            chat.action_delete_right()
 
     def action_clear_screen(self) -> None:
         self.run_screen.clear_screen()

@@ -1,0 +1,1 @@
+"""The workstation: the Textual apps, and hosting a run behind the full screen."""
