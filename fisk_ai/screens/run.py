@@ -7,7 +7,7 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar, assert_never
 
 from textual import events, on, work
@@ -88,6 +88,16 @@ ONCE_PER_CONVERSATION = frozenset({WarningKind.TOOLS_SENT_DIRECTLY})
 IN_RUN_RESUME = (
     "this run keeps its conversation; leave it and resume another with fisk run --resume ID"
 )
+
+
+@dataclass(frozen=True)
+class RunningCall:
+    """A tool call the screen has seen start and not yet end."""
+
+    name: str
+    display: str
+    started: int
+    """The screen's tick it started running at: its call, or the answer to its approval."""
 
 
 def approval_answer_text(
@@ -207,11 +217,8 @@ class RunScreen(Screen[None]):
         """The once-per-conversation warnings already shown in this conversation."""
         self.ticks = 0
         """The screen's one-second ticks so far: what tool calls are timed with."""
-        self.call_ticks: dict[str, int] = {}
-        """The tick each running tool call started at, by call id; an approval restarts it, so
-        a result's time is the command's own."""
-        self.running_tool = ""
-        """The command running now, shown while a stop waits for it."""
+        self.running_calls: dict[str, RunningCall] = {}
+        """The tool calls between their call and their result, by call id, oldest first."""
         self.spinner_timer: Timer | None = None
         """Turns the startup card's spinner while the agent is being hosted and until the card
         goes; None for a run that started hosted, whose card draws the same every time."""
@@ -510,7 +517,7 @@ class RunScreen(Screen[None]):
         # A turn refused before any model call moved no counter, yet the bars may have a
         # session to name by now.
         self.session_id = self.bridge.session_id
-        self.running_tool = ""
+        self.running_calls.clear()
         self.turn_running = False
 
     def _hide_startup(self) -> None:
@@ -549,9 +556,11 @@ class RunScreen(Screen[None]):
             self.warned.add(event.kind)
         seconds = None
         if isinstance(event, ToolCallEvent):
-            self.call_ticks[event.id] = self.ticks
-        elif isinstance(event, ToolResultEvent) and event.call_id in self.call_ticks:
-            seconds = self.ticks - self.call_ticks.pop(event.call_id)
+            self.running_calls[event.id] = RunningCall(
+                event.name, single_line(event.display, 60), self.ticks
+            )
+        elif isinstance(event, ToolResultEvent) and event.call_id in self.running_calls:
+            seconds = self.ticks - self.running_calls.pop(event.call_id).started
         self.view.append([event], seconds=seconds)
         self.session_id = self.bridge.session_id
         # Whatever comes after a retry notice means the retry was made.
@@ -572,7 +581,6 @@ class RunScreen(Screen[None]):
             case ToolCallEvent():
                 self._tool_started(event)
             case ToolResultEvent():
-                self.running_tool = ""
                 if not self.stop_requested:
                     self._wait_for_model()
             case StatusEvent() | TextEvent() | ThinkingEvent() | WarningEvent():
@@ -583,12 +591,12 @@ class RunScreen(Screen[None]):
 
     def _tool_started(self, event: ToolCallEvent) -> None:
         self.counters = self.counters.after_tool_call()
-        self.running_tool = single_line(event.display, 60)
+        display = self.running_calls[event.id].display
         if event.name in self.standing_approvals:
-            self.view.add_meta(f"{STANDING_APPROVAL_RAN}: {self.running_tool}")
+            self.view.add_meta(f"{STANDING_APPROVAL_RAN}: {display}")
         if not self.stop_requested:
             self.activity_seconds = 0
-            self.activity = self.running_tool
+            self.activity = display
 
     def on_question_asked(self, message: QuestionAsked) -> None:
         answer = message.answer
@@ -619,13 +627,19 @@ class RunScreen(Screen[None]):
 
         def answered(value: AnswerT | None) -> None:
             question = modal.question
-            if value is ApprovalChoice.ALWAYS and isinstance(question, ApprovalQuestion):
-                self.standing_approvals = self.standing_approvals | {question.tool_name}
+            running = (
+                self.running_calls.get(question.tool_use_id)
+                if isinstance(question, ApprovalQuestion)
+                else None
+            )
+            if value is ApprovalChoice.ALWAYS and running is not None:
+                # The gate grants by tool name, which a question over a2a does not carry.
+                self.standing_approvals = self.standing_approvals | {running.name}
             if isinstance(question, ApprovalQuestion):
                 self.view.add_meta(approval_answer_text(question, value, given_up=answer.done()))
-                if question.tool_use_id in self.call_ticks:
+                if running is not None:
                     # The command runs from now: its time leaves out the operator's.
-                    self.call_ticks[question.tool_use_id] = self.ticks
+                    self.running_calls[question.tool_use_id] = replace(running, started=self.ticks)
                     self.activity_seconds = 0
             if not answer.done():
                 answer.set_result(value)
@@ -651,7 +665,8 @@ class RunScreen(Screen[None]):
         self.run_state = RunState.SUSPENDING
         self.activity_seconds = 0
         # A model call stops at once; a running command is given its grace, counted here.
-        self.activity = f"{STOPPING}: {self.running_tool}" if self.running_tool else STOPPING
+        running = [call.display for call in self.running_calls.values()]
+        self.activity = f"{STOPPING}: {running[-1]}" if running else STOPPING
         self.notify(STOP_NOTICE, markup=False)
         self.bridge.request_stop()
 
