@@ -1,5 +1,5 @@
 """The text both surfaces show: tool call lines, tool results, thinking, warnings, what a
-waiting question is about, the run summary and the resume hint.
+waiting question is about, the run summary and the resume hint, and how a stored session stands.
 
 Neither the line surface nor the workstation owns these: a tool call line is rendered from what
 the call is, so a live run, a resumed one, a journal dump and the full screen show the same line.
@@ -9,14 +9,16 @@ terminal library.
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, assert_never
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent, WarningEvent
 from fisk_ai.llm.types import Usage
+from fisk_ai.sessions.fold import SessionStatus
 from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.tools.questions import ApprovalQuestion, Question
 from fisk_ai.util.durations import format_duration
@@ -24,6 +26,7 @@ from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.sessions.fold import Conversation
+    from fisk_ai.sessions.store import SessionSummary
 
 CALL_PREFIX = "-> "
 RESULT_PREFIX = "<-"
@@ -181,3 +184,118 @@ def summary_line(summary: RunSummary, *, verbose: bool = False) -> str:
 def resume_hint(session: str, flags: str = "") -> str:
     """How to continue ``session``; ``flags`` are the ones that reach its agent (client mode)."""
     return f"resume with: fisk run {flags + ' ' if flags else ''}--resume {session}"
+
+
+class SessionState(enum.Enum):
+    """How a stored session stands, in the one word the session browser, the transcript viewer,
+    ``fisk session show`` and ``fisk session ls`` all give it. The journal's own terminal
+    reason (``SessionStatus``) is what the Go version prints; this is what an operator reads."""
+
+    ANSWERED = "answered"
+    """Its last turn was answered and it waits for a next prompt; resuming continues it."""
+    COMPLETED = "completed"
+    """Its run finished; it cannot resume."""
+    SUSPENDED = "suspended"
+    """Stopped part way through a turn: a question left unanswered, a stop, a deferred call."""
+    FAILED = "failed"
+    """Its last turn ended on an error (the API, the configuration, a truncated reply)."""
+    BUDGET = "budget"
+    """Its last turn spent the token budget."""
+    LIMIT = "limit"
+    """Its last turn reached the iteration limit (max_iterations)."""
+    OPEN = "open"
+    """No ending is journaled: a run is in it now, or one was killed before it could say."""
+    CORRUPT = "corrupt"
+    """Its journal cannot be read."""
+
+
+STATE_WIDTH = max(len(state.value) for state in SessionState)
+"""The widest state word: a column this wide holds every one."""
+
+
+class StoredSession(Protocol):
+    """What the state of a stored session is read from: a listing's summary or a folded
+    conversation."""
+
+    @property
+    def status(self) -> SessionStatus: ...
+
+    @property
+    def between_turns(self) -> bool: ...
+
+
+def session_state(session: StoredSession) -> SessionState:
+    """The one word for how ``session`` stands."""
+    match session.status:
+        case SessionStatus.SUSPENDED:
+            return SessionState.ANSWERED if session.between_turns else SessionState.SUSPENDED
+        case SessionStatus.COMPLETED:
+            return SessionState.COMPLETED
+        case SessionStatus.ERROR:
+            return SessionState.FAILED
+        case SessionStatus.BUDGET:
+            return SessionState.BUDGET
+        case SessionStatus.MAX_ITERATIONS:
+            return SessionState.LIMIT
+        case SessionStatus.OPEN:
+            return SessionState.OPEN
+        case SessionStatus.CORRUPT:
+            return SessionState.CORRUPT
+        case _:
+            assert_never(session.status)
+
+
+# Fixed rather than the locale's: the rest of the display is English.
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+RELATIVE_TIME_WIDTH = len("yesterday")
+
+
+def relative_time(moment: datetime, now: datetime) -> str:
+    """When ``moment`` was, seen from ``now``, in local time and at most nine cells:
+    ``just now``, ``3m ago``, ``2h ago``, ``yesterday``, ``Nov 28``, ``Nov 2024``."""
+    elapsed = now - moment
+    if elapsed < timedelta(minutes=1):
+        # A moment ahead of the clock (another host's clock) is also now.
+        return "just now"
+    if elapsed < timedelta(hours=1):
+        return f"{elapsed // timedelta(minutes=1)}m ago"
+    if elapsed < timedelta(days=1):
+        return f"{elapsed // timedelta(hours=1)}h ago"
+    local = moment.astimezone()
+    today = now.astimezone().date()
+    if local.date() == today - timedelta(days=1):
+        return "yesterday"
+    month = MONTHS[local.month - 1]
+    if local.year == today.year:
+        return f"{month} {local.day}"
+    return f"{month} {local.year}"
+
+
+PROMPT_IN_LISTING = 50
+LISTING_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def session_listing(summaries: Sequence[SessionSummary]) -> str:
+    """``fisk session ls``: ``ID MODEL STATUS UPDATED`` as the Go version prints them (STATUS is
+    the journal's terminal reason, or ``open``), then ``STATE``, the word every other surface
+    shows, then the first prompt. STATE comes after the columns a script reads by position."""
+    rows = [("ID", "MODEL", "STATUS", "UPDATED", "STATE", "PROMPT")]
+    for summary in sorted(summaries, key=lambda s: s.updated, reverse=True):
+        rows.append(
+            (
+                single_line(summary.run_id),
+                single_line(summary.model) or "-",
+                summary.status.value,
+                summary.updated.astimezone().strftime(LISTING_TIME_FORMAT),
+                session_state(summary).value,
+                single_line(summary.first_prompt, PROMPT_IN_LISTING),
+            )
+        )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return (
+        "\n".join(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        )
+        + "\n"
+    )

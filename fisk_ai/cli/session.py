@@ -115,14 +115,14 @@ def _store(args: argparse.Namespace, cfg: Any = None) -> Any:
 def run_ls(args: argparse.Namespace) -> int:
     import asyncio
 
-    from fisk_ai.lineui.sessions import listing
+    from fisk_ai.presentation import session_listing
 
     summaries = asyncio.run(_store(args).list())
     if not summaries:
         hint = "" if args.config else " (pass --config to read the backend an agent.yaml names)"
         print(f"No sessions{hint}")
         return 0
-    sys.stdout.write(listing(summaries))
+    sys.stdout.write(session_listing(summaries))
     return 0
 
 

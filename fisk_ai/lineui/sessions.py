@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import assert_never
 
 from fisk_ai.agent.events import (
@@ -16,48 +15,29 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.agent.replay import conversation_events
 from fisk_ai.presentation import (
+    session_state,
     stored_ending_lines,
     thinking_lines,
     tool_call_line,
     tool_result_text,
     warning_text,
 )
-from fisk_ai.sessions import Conversation, SessionSummary
+from fisk_ai.sessions import Conversation
 from fisk_ai.util.sanitize import single_line, strip_control
 
-PROMPT_IN_LISTING = 50
 PROMPT_IN_SUMMARY = 200
-
-
-def listing(summaries: Sequence[SessionSummary]) -> str:
-    rows = [("ID", "MODEL", "STATUS", "UPDATED", "PROMPT")]
-    for summary in sorted(summaries, key=lambda s: s.updated, reverse=True):
-        rows.append(
-            (
-                single_line(summary.run_id),
-                single_line(summary.model) or "-",
-                summary.status.value,
-                summary.updated.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-                single_line(summary.first_prompt, PROMPT_IN_LISTING),
-            )
-        )
-    widths = [max(len(row[column]) for row in rows) for column in range(5)]
-    return (
-        "\n".join(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in rows
-        )
-        + "\n"
-    )
 
 
 def summary(conversation: Conversation) -> str:
     meta = conversation.meta
     usage = conversation.usage
+    # The word every surface uses, with the journal's own reason beside it where they differ.
+    state, reason = session_state(conversation).value, conversation.status.value
+    status = state if state == reason else f"{state} (journal: {reason})"
     lines = [
         f"Session {single_line(conversation.run_id)}",
         "",
-        f"          Status: {conversation.status.value}",
+        f"          Status: {status}",
         f"           Model: {single_line(meta.fingerprint.model) or '-'}",
         f"       Next iter: {conversation.next_iteration}",
         f"       LLM calls: {conversation.llm_calls}",

@@ -10,6 +10,8 @@ at the first filter and kept in memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
@@ -21,12 +23,13 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from fisk_ai.presentation import SessionState, session_state
 from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.tools.questions import ConfirmQuestion
 from fisk_ai.tui.transcript import Transcript, plural, transcript_of
 from fisk_ai.tui.widgets.filter_input import FilterInput
-from fisk_ai.tui.widgets.session_list import SessionList, SessionRow, column_heading
+from fisk_ai.tui.widgets.session_list import Columns, SessionList, SessionRow
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.util.sanitize import single_line
 
@@ -36,7 +39,16 @@ if TYPE_CHECKING:
 BROWSER_KEYS = (
     "type to filter  Enter open  r resume  d remove  Tab preview  Esc clear filter  q quit"
 )
+NARROW_BROWSER_KEYS = "Enter open  r resume  d remove  / filter  q quit"
+"""The keys that fit beside the count on an 80-column terminal; the docs list them all."""
 LOADING = "reading sessions..."
+NOTHING_HIGHLIGHTED = "no session"
+NARROW_BELOW = 100
+"""Columns under which the preview is shown below the list rather than beside it."""
+
+
+def current_time() -> datetime:
+    return datetime.now(UTC)
 
 
 class SessionBrowser(Screen[str]):
@@ -54,12 +66,27 @@ class SessionBrowser(Screen[str]):
         #browser-heading { height: 1; color: $text-muted; text-style: bold; }
         #browser-filter { height: 3; }
         #browser-list { height: 1fr; }
-        #browser-preview { width: 2fr; border-left: solid $primary; }
+        #browser-right { width: 2fr; border-left: solid $primary; }
+        #browser-session { height: 1; color: $text-muted; text-style: bold; padding: 0 1; }
+        #browser-preview { height: 1fr; }
         #browser-status {
             height: 1; background: $primary-darken-2; color: $text; padding: 0 1;
         }
     }
+    /* Under 100 columns the preview goes below the list, so both keep the full width. */
+    SessionBrowser.-narrow {
+        #browser-body { layout: vertical; }
+        #browser-left { width: 1fr; height: 3fr; }
+        #browser-right { width: 1fr; height: 2fr; border-left: none; }
+        #browser-session { background: $primary-darken-1; color: $text; }
+    }
     """
+
+    # Textual declares this as an instance variable, so it cannot be annotated ClassVar here.
+    HORIZONTAL_BREAKPOINTS = [  # noqa: RUF012
+        (0, "-narrow"),
+        (NARROW_BELOW, "-wide"),
+    ]
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
@@ -99,9 +126,12 @@ class SessionBrowser(Screen[str]):
             super().__init__()
             self.run_id = run_id
 
-    def __init__(self, store: SessionStore) -> None:
+    def __init__(self, store: SessionStore, *, now: Callable[[], datetime] | None = None) -> None:
+        """``now`` is the clock the listing's relative times count from: a fixed one in
+        tests, the real one without it."""
         super().__init__()
         self.store = store
+        self.now = now or current_time
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -114,9 +144,12 @@ class SessionBrowser(Screen[str]):
                 yield FilterInput(
                     placeholder="filter sessions", select_on_focus=False, id="browser-filter"
                 )
-                yield Static(column_heading(), markup=False, id="browser-heading")
+                yield Static("", markup=False, id="browser-heading")
                 yield SessionList(id="browser-list")
-            yield TranscriptView(Transcript(), id="browser-preview")
+            with Vertical(id="browser-right"):
+                # The id of the highlighted session: at 80 columns the list has no room for it.
+                yield Static(NOTHING_HIGHLIGHTED, markup=False, id="browser-session")
+                yield TranscriptView(Transcript(), id="browser-preview")
         yield Static(LOADING, markup=False, id="browser-status")
 
     @property
@@ -132,8 +165,13 @@ class SessionBrowser(Screen[str]):
         return self.query_one("#browser-preview", TranscriptView)
 
     def on_mount(self) -> None:
-        self.session_list.focus()
+        listing = self.session_list
+        self.watch(listing, "columns", self._show_heading)
+        listing.focus()
         self._read_listing()
+
+    def _show_heading(self, columns: Columns) -> None:
+        self.query_one("#browser-heading", Static).update(columns.heading)
 
     @work(group="listing", exclusive=True, exit_on_error=False)
     async def _read_listing(self) -> None:
@@ -150,7 +188,8 @@ class SessionBrowser(Screen[str]):
             summaries = []
         # A row formats its line when it is first drawn or filtered, so this costs next to
         # nothing for thousands of sessions.
-        rows = tuple(SessionRow(summary) for summary in summaries)
+        now = self.now()
+        rows = tuple(SessionRow(summary, now) for summary in summaries)
         self.post_message(self.ListingRead(rows, problem))
 
     def on_session_browser_listing_read(self, message: SessionBrowser.ListingRead) -> None:
@@ -164,6 +203,9 @@ class SessionBrowser(Screen[str]):
 
     def watch_loaded(self) -> None:
         self._apply_filter()
+
+    def on_resize(self) -> None:
+        self._show_status()
 
     def watch_problem(self) -> None:
         self._show_status()
@@ -187,7 +229,8 @@ class SessionBrowser(Screen[str]):
             status.update(LOADING)
         else:
             shown = len(self.session_list.rows)
-            told = self.notice or BROWSER_KEYS
+            keys = BROWSER_KEYS if self.size.width >= NARROW_BELOW else NARROW_BROWSER_KEYS
+            told = self.notice or keys
             counted = plural(len(self.all_rows), "session")
             status.update(f"{shown} of {counted}   {told}")
 
@@ -210,9 +253,12 @@ class SessionBrowser(Screen[str]):
     def on_session_list_highlighted(self, message: SessionList.Highlighted) -> None:
         self.notice = ""
         summary = message.summary
+        shown = self.query_one("#browser-session", Static)
         if summary is None:
+            shown.update(NOTHING_HIGHLIGHTED)
             self.preview.show(Transcript())
             return
+        shown.update(f"session {single_line(summary.run_id)}")
         self._read_preview(summary.run_id)
 
     async def _read(self, run_id: str) -> Conversation:
@@ -256,11 +302,10 @@ class SessionBrowser(Screen[str]):
         self.app.push_screen(TranscriptScreen(message.conversation))
 
     def on_session_list_resume_asked(self, message: SessionList.ResumeAsked) -> None:
-        from fisk_ai.sessions import SessionStatus
-
         summary = message.summary
-        if summary.status in (SessionStatus.COMPLETED, SessionStatus.CORRUPT):
-            self.notice = f"session {summary.run_id} is {summary.status.value} and cannot resume"
+        state = session_state(summary)
+        if state in (SessionState.COMPLETED, SessionState.CORRUPT):
+            self.notice = f"session {summary.run_id} is {state.value} and cannot resume"
         else:
             self.dismiss(summary.run_id)
 
@@ -287,6 +332,8 @@ class SessionBrowser(Screen[str]):
 
     def on_session_browser_session_removed(self, message: SessionBrowser.SessionRemoved) -> None:
         run_id = message.run_id
+        # First off the list as shown, so the row that takes its place keeps the highlight.
+        self.session_list.drop(run_id)
         self.all_rows = tuple(row for row in self.all_rows if row.summary.run_id != run_id)
         self.notify(f"removed session {run_id}", timeout=2, markup=False)
 

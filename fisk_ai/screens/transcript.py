@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from fisk_ai.presentation import session_state
 from fisk_ai.tui.transcript import plural, transcript_of
 from fisk_ai.tui.widgets.search_input import SearchInput
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
@@ -23,10 +24,12 @@ VIEWER_KEYS = "z/Z fold  / search  n/N next/prev  g/G top/bottom  [ ] prompts  q
 
 
 def viewer_header(conversation: Conversation) -> str:
+    """The session's id first, so it shows at any width, then how it stands in the word the
+    browser and ``fisk session ls`` use, the model and the tokens."""
     usage = conversation.usage
     parts = [
-        f"session {conversation.run_id}",
-        conversation.status.value,
+        f"session {single_line(conversation.run_id)}",
+        session_state(conversation).value,
         f"model={single_line(conversation.meta.fingerprint.model, 40) or '-'}",
         f"tokens={usage.input_tokens} in / {usage.output_tokens} out",
     ]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
@@ -18,7 +20,8 @@ class SessionsApp(App[str]):
     """Opens on the transcript of ``conversation`` when one is given, else on the browser
     listing ``store``. The app's result is the id of a session chosen with ``r`` to resume, or
     None; ``resume_refused`` says why a chosen session cannot resume here, and the browser
-    stays up instead."""
+    stays up instead. ``now`` is the browser's clock for its relative times (a fixed one in
+    tests); without it the browser reads the real one."""
 
     ENABLE_COMMAND_PALETTE = False
     TITLE = "fisk-ai sessions"
@@ -34,6 +37,7 @@ class SessionsApp(App[str]):
         conversation: Conversation | None = None,
         resume_refused: str = "",
         thinking: bool = False,
+        now: Callable[[], datetime] | None = None,
     ) -> None:
         from fisk_ai.tui.theme import terminal_theme
 
@@ -45,6 +49,7 @@ class SessionsApp(App[str]):
             raise ValueError("SessionsApp needs a store to browse or a conversation to show")
         self.store = store
         self.conversation = conversation
+        self.now = now
 
     def on_mount(self) -> None:
         if self.conversation is not None:
@@ -59,7 +64,7 @@ class SessionsApp(App[str]):
             assert self.store is not None
             # Installed, the browser outlives its dismissal and comes back with its filter
             # and highlight when a chosen session cannot resume.
-            self.install_screen(SessionBrowser(self.store), BROWSER)
+            self.install_screen(SessionBrowser(self.store, now=self.now), BROWSER)
             self.push_screen(BROWSER, self._chosen)
 
     def _viewer_closed(self, _: None) -> None:

@@ -17,8 +17,9 @@ from fisk_ai.a2a.messages import Identity, RequestPrompt, ToolRequest, new_reque
 from fisk_ai.a2a.vocabulary import Direction
 from fisk_ai.config import Mode, load
 from fisk_ai.errors import FiskError
-from fisk_ai.lineui.sessions import listing, summary, transcript
+from fisk_ai.lineui.sessions import summary, transcript
 from fisk_ai.llm.replay import CassetteError, ReplayProvider
+from fisk_ai.presentation import session_listing
 from fisk_ai.sessions import FileSessionStore, fold
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.records import encode_record
@@ -126,7 +127,7 @@ def test_journals_read_or_are_marked_corrupt(position: int, line: bytes) -> None
         path.write_bytes(b"\n".join(lines) + b"\n")
         path.chmod(0o600)
         store = FileSessionStore(directory)
-        listing(asyncio.run(store.list())).encode("utf-8")
+        session_listing(asyncio.run(store.list())).encode("utf-8")
         try:
             records = asyncio.run(store.read("fuzz"))
             conversation = fold(records)

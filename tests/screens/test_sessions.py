@@ -85,7 +85,11 @@ async def test_a_conversation_resting_between_turns_reads_answered(tmp_path: Pat
     async with app.run_test(size=SIZE) as pilot:
         await until_loaded(app)
         await pilot.pause()
-        shown = {row.summary.run_id: row.text for row in browser(app).session_list.rows}
+        listing = browser(app).session_list
+        shown = {
+            row.summary.run_id: listing.render_line(index).text
+            for index, row in enumerate(listing.rows)
+        }
     assert " answered " in shown["served-chat"]
     assert " suspended " in shown["stopped-mid-turn"]
 

@@ -15,7 +15,7 @@ SESSIONS = 2000
 
 
 def formatted(browser: SessionBrowser) -> int:
-    return sum("text" in vars(row) for row in browser.all_rows)
+    return sum("cells" in vars(row) for row in browser.all_rows)
 
 
 async def test_only_the_rows_on_screen_are_formatted_until_something_is_typed(
@@ -32,7 +32,7 @@ async def test_only_the_rows_on_screen_are_formatted_until_something_is_typed(
         assert len(browser.all_rows) == SESSIONS
         assert 0 < formatted(browser) <= SIZE[1]
         drawn = browser.session_list.render_line(0).text
-        assert drawn.startswith(browser.session_list.rows[0].summary.run_id)
+        assert drawn.startswith(browser.session_list.rows[0].summary.first_prompt)
 
         await pilot.press(*"number 1234")
         await pilot.pause()

@@ -139,16 +139,18 @@ async def test_the_browser_names_each_session_and_says_why_a_corrupt_one_cannot_
             row.summary.run_id: listing.render_line(index).text.rstrip()
             for index, row in enumerate(listing.rows)
         }
-        texts = {row.summary.run_id: row.text for row in listing.rows}
+        abouts = {row.summary.run_id: row.about for row in listing.rows}
         width = listing.size.width
-    assert heading.startswith("ID")
-    assert rows["billing-check"].startswith("billing-check")
-    assert "corrupt" in rows["billing-check"]
-    assert "cannot be read: " in rows["billing-check"]
-    assert "line 2 is corrupt" in texts["billing-check"]
-    assert rows["orders-report"].startswith("orders-report")
-    assert rows["orders-report"].endswith("\u2026")
-    assert len(rows["orders-report"]) == width
+        first_width = len(listing.render_line(0).text)
+    assert heading.startswith("PROMPT")
+    assert rows["billing-check"].startswith("cannot be read: ")
+    assert " corrupt " in rows["billing-check"]
+    assert rows["billing-check"].endswith("billing-check")
+    assert "line 2 is corrupt" in abouts["billing-check"]
+    assert rows["orders-report"].startswith("report on the ORDERS stream")
+    assert "\u2026  " in rows["orders-report"]
+    assert rows["orders-report"].endswith("orders-report")
+    assert first_width == width
 
 
 # The summary on exit

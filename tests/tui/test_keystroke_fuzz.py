@@ -46,7 +46,9 @@ __all__ = ["tmux_environment"]  # the fixture, used by name
 STEPS = 60
 """Keystroke bursts per seed."""
 FIRST_PROMPT = "start the fuzz"
-ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?'()-\u2014\u2019\u00e9"
+ALPHABET = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?'()-\u2014\u2019\u00e9"
+)
 """What a burst types: letters, digits, punctuation, and the em dash, curly quote and accented
 letter that Claude and operators type every day. No slash, so a burst is never a chat command."""
 SIZES = ((80, 24), (160, 45), (100, 30))
@@ -232,7 +234,11 @@ def test_every_character_typed_reaches_the_model_or_stays_in_the_chat_bar(
     write_config(
         tmp_path,
         application=application,
-        extra="identity: fuzz-agent\nharness:\n  human_in_the_loop:\n    enabled: true\n",
+        extra=(
+            "identity: fuzz-agent\nharness:\n  human_in_the_loop:\n    enabled: true\n"
+            # Random text can look like a credential; the guard would rightly redact it.
+            '  pii:\n    mode: "off"\n'
+        ),
     )
     turns = scripted_turns(rng, 400)
     with FakeMessagesAPI(turns) as api:

@@ -99,6 +99,18 @@ class ChatInput(TextArea):
     def action_newline(self) -> None:
         self.insert("\n")
 
+    def take_key(self, key: str, character: str | None) -> None:
+        """A key typed for the bar that reached a question as it opened, before the operator
+        could have seen it: it does here what it would have done had the bar had it."""
+        if key == "enter":
+            self.action_submit()
+        elif key in ("ctrl+j", "shift+enter", "alt+enter"):
+            self.action_newline()
+        elif key == "backspace":
+            self.action_delete_left()
+        elif character is not None and character.isprintable():
+            self.insert(character)
+
     def take_next(self) -> str | None:
         """The oldest prompt in the outbox, taken out of it; None when it is empty."""
         if not self._outbox:

@@ -1,68 +1,138 @@
 """The session browser's listing: a Line API list that draws only the rows on screen, so
-thousands of sessions cost no more to show than a screenful."""
+thousands of sessions cost no more to show than a screenful. Its columns are fitted to its
+width: the first prompt leads, then how the session stands and when it was last touched; the id
+and the model follow when there is room for them beside a readable prompt."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from textual.binding import Binding, BindingType
-from textual.events import Key, Paste
+from textual.events import Key, Paste, Resize
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from fisk_ai.presentation import (
+    RELATIVE_TIME_WIDTH,
+    STATE_WIDTH,
+    relative_time,
+    session_state,
+)
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from fisk_ai.sessions import SessionSummary
 
-ID_WIDTH = 27
-"""A KSUID's length: the ids a run makes line up; a longer one given by hand pushes its row on."""
-STATUS_WIDTH = 10
-UPDATED_FORMAT = "%Y-%m-%d %H:%M"
 PROMPT_LIMIT = 200
-ANSWERED = "answered"
-"""Shown for a suspended session whose last turn was answered: it waits for a next prompt."""
+GAP = "  "
+ELLIPSIS = "\u2026"
+UPDATED_FORMAT = "%Y-%m-%d %H:%M"
 
 
-def row_text(summary: SessionSummary) -> str:
-    """A session's line as listed: its id, status, when it was last touched and its first
-    prompt, or for a journal that cannot be read, why not."""
-    if summary.problem:
-        about = f"cannot be read: {single_line(summary.problem, PROMPT_LIMIT)}"
-    else:
-        about = single_line(summary.first_prompt, PROMPT_LIMIT)
-    updated = summary.updated.astimezone().strftime(UPDATED_FORMAT)
-    run_id = single_line(summary.run_id)
-    status = ANSWERED if summary.between_turns else summary.status.value
-    return f"{run_id:<{ID_WIDTH}}  {status:<{STATUS_WIDTH}}{updated}  {about}"
+@dataclass(frozen=True)
+class Column:
+    heading: str
+    width: int
+
+
+PROMPT = Column("PROMPT", 0)
+STATE = Column("STATUS", STATE_WIDTH)
+UPDATED = Column("UPDATED", RELATIVE_TIME_WIDTH)
+ID = Column("ID", 27)
+"""A KSUID's length: the ids a run makes line up; a longer one is cut with an ellipsis."""
+MODEL = Column("MODEL", 24)
+ALWAYS_SHOWN = (STATE, UPDATED)
+SHOWN_WITH_ROOM = (ID, MODEL)
+"""Added in this order while the prompt keeps ``PROMPT_ROOM`` cells beside them."""
+PROMPT_ROOM = 30
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns a list of one width shows: the prompt, ``prompt_width`` cells wide, then
+    ``after`` in order."""
+
+    prompt_width: int
+    after: tuple[Column, ...]
+
+    @property
+    def heading(self) -> str:
+        return self.line(PROMPT.heading, {column: column.heading for column in self.after})
+
+    def line(self, about: str, cells: dict[Column, str]) -> str:
+        parts = [fit(about, self.prompt_width)]
+        parts += [fit(cells[column], column.width) for column in self.after]
+        return GAP.join(parts)
+
+
+def columns_for(width: int) -> Columns:
+    """The columns a list ``width`` cells wide shows: every column fitted to its width."""
+    after = list(ALWAYS_SHOWN)
+
+    def prompt_width() -> int:
+        return width - sum(len(GAP) + column.width for column in after)
+
+    for column in SHOWN_WITH_ROOM:
+        if prompt_width() - len(GAP) - column.width < PROMPT_ROOM:
+            break
+        after.append(column)
+    return Columns(max(prompt_width(), 1), tuple(after))
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in exactly ``width`` cells: padded, or cut with an ellipsis saying it was."""
+    if cell_len(text) <= width:
+        return set_cell_size(text, width)
+    return set_cell_size(text, width - 1) + ELLIPSIS
 
 
 class SessionRow:
-    """One listed session. Its line as shown and the lowercased text the filter reads are made
+    """One listed session. Its cells as shown and the lowercased text the filter reads are made
     when first asked for: a screen shows a few dozen of thousands of rows, and the filter reads
-    the text only once something is typed."""
+    the text only once something is typed. ``now`` is when the listing was read, which the
+    relative time of the last touch counts from."""
 
-    __slots__ = ("__dict__", "summary")
+    __slots__ = ("__dict__", "now", "summary")
 
-    def __init__(self, summary: SessionSummary) -> None:
+    def __init__(self, summary: SessionSummary, now: datetime) -> None:
         self.summary = summary
+        self.now = now
 
     @cached_property
-    def text(self) -> str:
-        return row_text(self.summary)
+    def about(self) -> str:
+        """The first prompt, or for a journal that cannot be read, why not."""
+        if self.summary.problem:
+            return f"cannot be read: {single_line(self.summary.problem, PROMPT_LIMIT)}"
+        return single_line(self.summary.first_prompt, PROMPT_LIMIT)
+
+    @cached_property
+    def cells(self) -> dict[Column, str]:
+        summary = self.summary
+        return {
+            STATE: session_state(summary).value,
+            UPDATED: relative_time(summary.updated, self.now),
+            ID: single_line(summary.run_id),
+            MODEL: single_line(summary.model),
+        }
+
+    def line(self, columns: Columns) -> str:
+        return columns.line(self.about, self.cells)
 
     @cached_property
     def haystack(self) -> str:
-        # The model has no column but is still matched.
-        return f"{self.text} {single_line(self.summary.model)}".casefold()
-
-
-def column_heading() -> str:
-    return f"{'ID':<{ID_WIDTH}}  {'STATUS':<{STATUS_WIDTH}}{'UPDATED':<18}PROMPT"
+        # Every column is matched, shown or not, with the journal's own reason and the date.
+        summary = self.summary
+        updated = summary.updated.astimezone().strftime(UPDATED_FORMAT)
+        matched = (self.about, *self.cells.values(), summary.status.value, updated)
+        return " ".join(matched).casefold()
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -73,6 +143,8 @@ class SessionList(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     SessionList {
         background: $surface;
+        /* A fixed gutter: the columns do not move when the list grows a scrollbar. */
+        scrollbar-gutter: stable;
         & > .session-list--cursor { background: $accent 50%; text-style: bold; }
     }
     SessionList:focus > .session-list--cursor { background: $accent; }
@@ -92,6 +164,9 @@ class SessionList(ScrollView, can_focus=True):
 
     # Keys the list itself answers; any other printable key starts the filter.
     OWN_KEYS: ClassVar[frozenset[str]] = frozenset("kjgGdrq/")
+
+    columns: var[Columns] = var(columns_for(0), init=False)
+    """The columns fitted to the list's width; a heading above the list follows them."""
 
     class Highlighted(Message):
         def __init__(self, summary: SessionSummary | None) -> None:
@@ -129,7 +204,8 @@ class SessionList(ScrollView, can_focus=True):
         """A key started the filter and the filter has not had the focus back since."""
 
     def show_rows(self, rows: list[SessionRow]) -> None:
-        """Replace the rows, keeping the highlighted session when it is still listed."""
+        """Replace the rows, keeping the highlighted session when it is still listed, else
+        highlighting the first."""
         current = self.highlighted
         self.rows = rows
         self.cursor = 0
@@ -138,7 +214,17 @@ class SessionList(ScrollView, can_focus=True):
                 if row.summary.run_id == current.run_id:
                     self.cursor = index
                     break
-        self.virtual_size = Size(self.size.width, len(rows))
+        self._rows_changed()
+
+    def drop(self, run_id: str) -> None:
+        """Take a removed session off the list; the highlight stays where it was, on the row
+        that took the removed one's place (the one above when it was the last)."""
+        self.rows = [row for row in self.rows if row.summary.run_id != run_id]
+        self.cursor = max(0, min(self.cursor, len(self.rows) - 1))
+        self._rows_changed()
+
+    def _rows_changed(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.rows))
         self._scroll_to_cursor()
         self.refresh()
         self.post_message(self.Highlighted(self.highlighted))
@@ -149,6 +235,12 @@ class SessionList(ScrollView, can_focus=True):
             return self.rows[self.cursor].summary
         return None
 
+    def on_resize(self, event: Resize) -> None:
+        self.columns = columns_for(self.size.width)
+
+    def watch_columns(self) -> None:
+        self.refresh()
+
     def render_line(self, y: int) -> Strip:
         index = round(self.scroll_offset.y) + y
         width = self.size.width
@@ -158,11 +250,7 @@ class SessionList(ScrollView, can_focus=True):
         if index == self.cursor:
             style += self.get_component_rich_style("session-list--cursor")
         # Prompts and models are untrusted text: a plain segment, never markup.
-        strip = Strip([Segment(self.rows[index].text, style)])
-        if strip.cell_length > width > 1:
-            # A cut prompt says it was cut.
-            cut = strip.crop(0, width - 1).extend_cell_length(width - 1, style)
-            return Strip([*cut, Segment("\u2026", style)], width)
+        strip = Strip([Segment(self.rows[index].line(self.columns), style)])
         return strip.extend_cell_length(width, style).crop(0, width)
 
     def _set_cursor(self, index: int) -> None:
