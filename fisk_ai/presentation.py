@@ -98,7 +98,7 @@ def warning_text(event: WarningEvent) -> str:
 def blocked_reason(question: Question) -> str:
     """What a watching operator needs to know about a question, in one line."""
     if isinstance(question, ApprovalQuestion):
-        return f"approve {question.command} ({question.trigger})"
+        return f"approve {single_line(question.display, 200)} ({single_line(question.trigger)})"
     return question.question
 
 

@@ -8,6 +8,10 @@ emphasis flag beside it.
 A line break the model wrote stays a line break (a soft break is not joined into the line
 before it), so each source line starts a row of its own and a search hit on a source line can
 be shown on the rows it became.
+
+A table is kept as its cells rather than as laid-out rows, since fitting its columns depends on
+the width. A fenced code block that names a language Pygments knows is split into its tokens,
+each marked with the kind of token it is; the tokens are plain text like everything else.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
+    from pygments.token import _TokenType  # type: ignore[import-untyped]
 
 # Anything markdown could act on; text without any of it is drawn as plain lines, unparsed.
 _MARKDOWN_HINT = re.compile(r"[*_`\[\]<&\\~]|^[ \t]*(?:[#>=+|-]|\d+[.)])|^(?: {4}|\t)", re.M)
@@ -40,22 +45,70 @@ class Emphasis(enum.Flag):
     STRIKE = enum.auto()
     CODE = enum.auto()
     DIM = enum.auto()
+    KEYWORD = enum.auto()
+    STRING = enum.auto()
+    NUMBER = enum.auto()
+    COMMENT = enum.auto()
+    DEFINITION = enum.auto()
+    """The name a ``def`` or a ``class`` introduces, or a decorator."""
+    BUILTIN = enum.auto()
 
+
+SYNTAX = (
+    Emphasis.KEYWORD
+    | Emphasis.STRING
+    | Emphasis.NUMBER
+    | Emphasis.COMMENT
+    | Emphasis.DEFINITION
+    | Emphasis.BUILTIN
+)
+"""The token kinds of a highlighted code block."""
 
 Span = tuple[str, Emphasis]
+
+
+class Alignment(enum.StrEnum):
+    LEFT = "left"
+    RIGHT = "right"
+    CENTER = "center"
+
+
+_ALIGNMENTS = {alignment.value: alignment for alignment in Alignment}
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One row of a table: its source line and the pieces of each of its cells."""
+
+    line: int
+    cells: tuple[tuple[Span, ...], ...]
+    header: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table's cells and each column's alignment, laid out only once a width is known."""
+
+    rows: tuple[TableRow, ...]
+    alignments: tuple[Alignment, ...]
+
+    @property
+    def columns(self) -> int:
+        return max((len(row.cells) for row in self.rows), default=0)
 
 
 @dataclass(frozen=True)
 class MarkdownLine:
     """One source line as drawn: ``prefix`` leads its first row (a bullet, a quote bar),
     ``hanging`` leads the rows it wraps onto. ``line`` counts from the first line of the text;
-    a rule is drawn across the whole width."""
+    a rule is drawn across the whole width; a ``table`` is laid out in its place."""
 
     line: int
     spans: tuple[Span, ...] = ()
     prefix: tuple[Span, ...] = ()
     hanging: tuple[Span, ...] = ()
     rule: bool = False
+    table: Table | None = None
 
 
 def looks_like_markdown(text: str) -> bool:
@@ -114,9 +167,22 @@ class _Walk:
     def end_block(self, token: Token, last_line: int) -> None:
         self.next_line = token.map[1] if token.map else last_line + 1
 
-    def emit(self, line: int, spans: list[Span], *, rule: bool = False) -> None:
+    def emit(
+        self,
+        line: int,
+        spans: list[Span],
+        *,
+        rule: bool = False,
+        indent: str = "",
+        table: Table | None = None,
+    ) -> None:
+        """Add a line; ``indent`` leads its first row and every row it wraps onto, inside
+        the containers' own prefixes."""
         prefix, hanging = self.prefixes()
-        self.lines.append(MarkdownLine(line, tuple(spans), prefix, hanging, rule))
+        if indent:
+            prefix = (*prefix, (indent, Emphasis.NONE))
+            hanging = (*hanging, (indent, Emphasis.NONE))
+        self.lines.append(MarkdownLine(line, tuple(spans), prefix, hanging, rule, table))
 
 
 _parsers: list[MarkdownIt] = []
@@ -172,84 +238,103 @@ def _emit_text(walk: _Walk, opening: Token, inline: Token) -> None:
     walk.end_block(inline, last)
 
 
-@dataclass
-class _TableRow:
-    line: int
-    cells: list[list[Span]] = field(default_factory=list)
-    header: bool = False
-
-
 def _emit_table(walk: _Walk, tokens: list[Token], index: int) -> int:
-    """Lay a table out in aligned columns: the header row bold, a rule under it, the cells
-    padded as the delimiter row aligns them. Returns the index of ``table_close``."""
+    """Keep a table's cells, the header's bold, and the alignment its delimiter row gives
+    each column, for the layout to fit to a width. Returns the index of ``table_close``."""
     opening = tokens[index]
-    rows: list[_TableRow] = []
-    alignments: list[str] = []
+    rows: list[TableRow] = []
+    cells: list[tuple[Span, ...]] = []
+    alignments: list[Alignment] = []
     header = False
+    line = walk.next_line
     while index < len(tokens) and tokens[index].type != "table_close":
         token = tokens[index]
         if token.type in ("thead_open", "thead_close"):
             header = token.type == "thead_open"
         elif token.type == "tr_open":
             line = token.map[0] if token.map else walk.next_line
-            rows.append(_TableRow(line, header=header))
-        elif token.type in ("th_open", "td_open") and rows:
-            style = str(token.attrs.get("style", ""))
+            cells = []
+        elif token.type == "tr_close":
+            rows.append(TableRow(line, tuple(cells), header))
+        elif token.type in ("th_open", "td_open"):
             if header:
-                alignments.append(style.removeprefix("text-align:"))
+                style = str(token.attrs.get("style", "")).removeprefix("text-align:")
+                alignments.append(_ALIGNMENTS.get(style, Alignment.LEFT))
             base = Emphasis.BOLD if header else Emphasis.NONE
             index += 1
-            rows[-1].cells.append(
-                [span for row in _inline_rows(tokens[index], base) for span in row]
-            )
+            cells.append(tuple(span for row in _inline_rows(tokens[index], base) for span in row))
         index += 1
-    columns = max((len(row.cells) for row in rows), default=0)
-    widths = [0] * columns
-    for row in rows:
-        for column, cell in enumerate(row.cells):
-            widths[column] = max(widths[column], line_width(tuple(cell)))
     start = walk.begin_block(opening)
-    for row in rows:
-        spans: list[Span] = []
-        for column in range(columns):
-            cell = row.cells[column] if column < len(row.cells) else []
-            alignment = alignments[column] if column < len(alignments) else ""
-            if column:
-                spans.append((CELL_SEPARATOR, Emphasis.DIM))
-            spans.extend(_aligned(cell, widths[column], alignment))
-        walk.emit(row.line, spans)
-        if row.header:
-            rule = HEADER_CROSSING.join(RULE_CHARACTER * width for width in widths)
-            walk.emit(row.line + 1, [(rule, Emphasis.DIM)])
-    last = rows[-1].line if rows else start
-    walk.end_block(opening, last)
+    walk.emit(rows[0].line if rows else start, [], table=Table(tuple(rows), tuple(alignments)))
+    walk.end_block(opening, rows[-1].line if rows else start)
     return index
 
 
-def _aligned(cell: list[Span], width: int, alignment: str) -> list[Span]:
-    room = width - line_width(tuple(cell))
-    if alignment == "right":
-        left = room
-    elif alignment == "center":
-        left = room // 2
-    else:
-        left = 0
-    padded = [(" " * left, Emphasis.NONE)] if left else []
-    padded.extend(cell)
-    if room - left:
-        padded.append((" " * (room - left), Emphasis.NONE))
-    return padded
-
-
 def _emit_code(walk: _Walk, token: Token) -> None:
+    """A code block indented, its wrapped rows too; a fence that names a language Pygments
+    knows is colored by token."""
     start = walk.begin_block(token)
     first = start + 1 if token.type == "fence" else start
     body = token.content.removesuffix("\n").split("\n") if token.content else []
+    language = token.info.split(maxsplit=1)[0] if token.info.strip() else ""
+    highlighted = code_spans(body, language)
     for offset, code in enumerate(body):
-        walk.emit(first + offset, [(CODE_INDENT + code, Emphasis.CODE)])
+        spans = highlighted[offset] if highlighted else [(code, Emphasis.CODE)]
+        walk.emit(first + offset, spans, indent=CODE_INDENT)
     if not body:
         walk.emit(first, [])
     walk.end_block(token, first + len(body))
+
+
+def code_spans(lines: list[str], language: str) -> list[list[Span]] | None:
+    """``lines`` of code in ``language`` as pieces marked with their kind of token (a piece of
+    no kind colored here is marked with nothing), a list per line; None when the language is
+    unnamed or unknown, or when the lexer would not give the text back exactly as written."""
+    if not language or not lines:
+        return None
+    from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+    from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+    try:
+        lexer = get_lexer_by_name(language.lower(), stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+    rows: list[list[Span]] = [[]]
+    for kind, value in lexer.get_tokens("\n".join(lines)):
+        # A colored block is drawn in the text's own color where a token has none of its
+        # own; the code color is for code whose tokens are not known.
+        emphasis = _token_emphasis(kind)
+        for number, piece in enumerate(value.split("\n")):
+            if number:
+                rows.append([])
+            if not piece:
+                continue
+            row = rows[-1]
+            if row and row[-1][1] == emphasis:
+                row[-1] = (row[-1][0] + piece, emphasis)
+            else:
+                row.append((piece, emphasis))
+    if ["".join(text for text, _ in row) for row in rows] != lines:
+        return None
+    return rows
+
+
+def _token_emphasis(kind: _TokenType) -> Emphasis:
+    from pygments import token  # type: ignore[import-untyped]
+
+    if kind in token.Comment:
+        return Emphasis.COMMENT
+    if kind in token.String:
+        return Emphasis.STRING
+    if kind in token.Number:
+        return Emphasis.NUMBER
+    if kind in token.Keyword or kind in token.Operator.Word:
+        return Emphasis.KEYWORD
+    if kind in token.Name.Function or kind in token.Name.Class or kind in token.Name.Decorator:
+        return Emphasis.DEFINITION
+    if kind in token.Name.Builtin:
+        return Emphasis.BUILTIN
+    return Emphasis.NONE
 
 
 def _nest(walk: _Walk, token: Token) -> None:

@@ -38,9 +38,14 @@ from fisk_ai.tools.builtin.hitl import (
     shown_text,
 )
 from fisk_ai.tui.markdown import (
+    CELL_SEPARATOR,
+    HEADER_CROSSING,
     RULE_CHARACTER,
+    Alignment,
+    Emphasis,
     MarkdownLine,
     Span,
+    Table,
     cut_spans,
     line_width,
     looks_like_markdown,
@@ -61,6 +66,18 @@ TAB_WIDTH = 4
 DECLINED_MARK = "declined"
 FAILED_MARK = "failed"
 NO_OUTPUT = "no output"
+SHOWN_WHOLE = 8
+"""A result that fits in this many rows of ``FOLD_WIDTH`` columns is never folded: a cowsay
+cow (8 lines) reads whole."""
+FOLD_WIDTH = 80
+"""The width a result is measured at to decide whether it folds, so whether it does is the
+same at every width: the narrowest terminal the workstation is laid out for."""
+PREVIEW_LINES = 4
+"""The first lines of a longer result that stay on screen while it is folded, one row each."""
+CLIPPED_MARK = "\u2026"
+MIN_COLUMN_WIDTH = 6
+"""A table column is not squeezed below this many cells (nor below its own text) while the
+others can still give room."""
 
 
 def _json_object(text: str) -> dict[str, object] | None:
@@ -166,9 +183,10 @@ class RowKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Block:
-    """A run of logical lines ``[start, end)`` in the transcript. The first ``header`` lines stay
-    visible when the block is folded; the rest is its body. A ``markdown`` block is drawn from
-    its parsed markdown rather than line by line."""
+    """A run of logical lines ``[start, end)`` in the transcript. The first ``header`` lines
+    head the block, and the ``preview`` lines after them stay visible too when the block is
+    folded; the rest is its hidden body. A ``markdown`` block is drawn from its parsed markdown
+    rather than line by line."""
 
     kind: BlockKind
     start: int
@@ -176,10 +194,17 @@ class Block:
     header: int = 0
     foldable: bool = False
     markdown: bool = False
+    preview: int = 0
+
+    @property
+    def kept(self) -> int:
+        """The lines shown while the block is folded."""
+        return self.header + self.preview
 
     @property
     def body_size(self) -> int:
-        return self.end - self.start - self.header
+        """The lines a fold hides."""
+        return self.end - self.start - self.kept
 
 
 @dataclass(frozen=True)
@@ -204,13 +229,21 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def placeholder_text(block: Block) -> str:
-    count = plural(block.body_size, "line")
+LAST_RESULT_HINT = "(ctrl-o to expand)"
+"""The fold line of the newest result names the key that works from the chat bar too."""
+EARLIER_RESULT_HINT = "(Z in the transcript expands all)"
+
+
+def placeholder_text(block: Block, *, last_result: bool = False) -> str:
+    """The fold line under a folded block's visible lines: how much it hides and the key
+    that shows it."""
     if block.kind is BlockKind.THINKING:
-        return f"+ {count} of thinking (z to expand)"
-    if block.kind is BlockKind.ERROR:
-        return f"+ {count} of error output (Z to expand)"
-    return f"+ {count} of output (Z to expand)"
+        return f"+ {plural(block.body_size, 'line')} of thinking (z to expand)"
+    count = (
+        f"{block.body_size} more line" if block.body_size == 1 else f"{block.body_size} more lines"
+    )
+    hint = LAST_RESULT_HINT if last_result else EARLIER_RESULT_HINT
+    return f"+ {count} {hint}"
 
 
 def cell_width(text: str) -> int:
@@ -235,8 +268,9 @@ def wrap_offsets(text: str, width: int) -> list[tuple[int, int]]:
     width = max(width, 1)
     if cell_width(text) <= width:
         return [(0, len(text))]
-    if not text.isascii():
+    if not (text.isascii() or _one_cell_characters().issuperset(text)):
         return _wrap_cells(text, width)
+    # Every character is one cell, so character offsets are cell offsets.
     ranges = []
     start = 0
     length = len(text)
@@ -252,20 +286,91 @@ def wrap_offsets(text: str, width: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _wrap_cells(text: str, width: int) -> list[tuple[int, int]]:
-    from rich.cells import get_character_cell_size
+_ONE_CELL_RANGES = (
+    (0x20, 0x7E),
+    (0xA0, 0x2FF),
+    (0x370, 0x482),
+    (0x2010, 0x2027),
+    (0x2030, 0x205E),
+    (0x20A0, 0x20C0),
+    (0x2100, 0x218B),
+    (0x2190, 0x23FF),
+    (0x2500, 0x25FF),
+)
+"""Where prose's usual non-ASCII characters are (Latin accents, Greek, Cyrillic, dashes and
+curly quotes, currency, arrows, box drawing); only those of them one cell wide on their own are
+taken."""
+_one_cell: list[frozenset[str]] = []
 
+
+def _one_cell_characters() -> frozenset[str]:
+    """The characters of ``_ONE_CELL_RANGES`` that take one cell, as the terminal cell table
+    measures them; worked out the first time text that is not ASCII is wrapped."""
+    if not _one_cell:
+        from rich.cells import get_character_cell_size
+
+        characters = (
+            chr(code) for first, last in _ONE_CELL_RANGES for code in range(first, last + 1)
+        )
+        _one_cell.append(
+            frozenset(
+                character for character in characters if get_character_cell_size(character) == 1
+            )
+        )
+    return _one_cell[0]
+
+
+def _wrap_cells(text: str, width: int) -> list[tuple[int, int]]:
+    """``wrap_offsets`` for text that is not all ASCII, measured a grapheme at a time: a wide
+    character counts two cells, a combining mark or a joined emoji stays with the character
+    it belongs to, and a row ends at its last space as the ASCII path's rows do."""
+    from rich.cells import split_graphemes
+
+    graphemes, _ = split_graphemes(text)
     ranges = []
     start = 0
     used = 0
-    for position, character in enumerate(text):
-        size = get_character_cell_size(character)
-        if used + size > width and position > start:
-            ranges.append((start, position))
-            start, used = position, 0
+    space = -1
+    used_before_space = 0
+    for begin, end, size in graphemes:
+        if used + size > width and begin > start:
+            if text[begin] == " ":
+                # A space at the edge ends the row and belongs to neither row.
+                ranges.append((start, begin))
+                start, used = end, 0
+                continue
+            if space > start:
+                ranges.append((start, space))
+                start = space + 1
+                used -= used_before_space + 1
+            if used + size > width and begin > start:
+                ranges.append((start, begin))
+                start, used = begin, 0
+        if text[begin] == " " and begin > start:
+            space, used_before_space = begin, used
         used += size
     ranges.append((start, len(text)))
     return ranges
+
+
+def _takes_more_rows(lines: list[str], rows: int, width: int) -> bool:
+    """Whether ``lines`` wrapped to ``width`` take more than ``rows`` rows; reads no further
+    than it needs to."""
+    taken = 0
+    for line in lines:
+        taken += max(1, -(-cell_width(line) // width))
+        if taken > rows:
+            return True
+    return False
+
+
+def clip_line(text: str, width: int) -> str:
+    """The start of ``text`` that fits one row of ``width`` cells, cut at a space when it can
+    be and marked as cut."""
+    if cell_width(text) <= width:
+        return text
+    start, end = wrap_offsets(text, max(width - 1, 1))[0]
+    return text[start:end] + CLIPPED_MARK
 
 
 def _text_lines(text: str) -> list[str]:
@@ -305,6 +410,8 @@ class Transcript:
         self._markdown: dict[int, list[MarkdownLine]] = {}
         self._questions: dict[str, str] = {}
         """The ask_human calls waiting for their answer: call id to tool name."""
+        self.last_result: int | None = None
+        """The newest tool result long enough to fold, which ``toggle_last_result`` acts on."""
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -360,7 +467,17 @@ class Transcript:
         text = strip_control(event.output).expandtabs(TAB_WIDTH).rstrip("\n")
         body = text.split("\n") if text and not text.isspace() else []
         header = result_header(event, len(body), seconds)
-        self.add_block(kind, [header, *body], header=1, foldable=True)
+        folds = _takes_more_rows(body, SHOWN_WHOLE, FOLD_WIDTH)
+        index = self.add_block(
+            kind,
+            [header, *body],
+            header=1,
+            foldable=folds,
+            # At least one line stays behind the fold line, so it always has something to show.
+            preview=min(PREVIEW_LINES, len(body) - 1) if folds else 0,
+        )
+        if folds:
+            self.last_result = index
 
     def add_events(self, events: Iterable[Event], *, seconds: int | None = None) -> None:
         for event in events:
@@ -391,6 +508,7 @@ class Transcript:
         header: int = 0,
         foldable: bool = False,
         markdown: bool = False,
+        preview: int = 0,
     ) -> int:
         """Append a block of already sanitised lines and return its index."""
         index = len(self.blocks)
@@ -399,7 +517,13 @@ class Transcript:
         self._lowered.extend(line.casefold() for line in lines)
         self._line_block.extend([index] * len(lines))
         block = Block(
-            kind, start, len(self.lines), header, foldable and len(lines) > header, markdown
+            kind,
+            start,
+            len(self.lines),
+            header,
+            foldable and len(lines) > header + preview,
+            markdown,
+            preview,
         )
         self.blocks.append(block)
         self._folded.append(block.foldable and self._folds_by_default(kind))
@@ -424,6 +548,13 @@ class Transcript:
         """Fold or unfold one block; returns whether it is folded now."""
         self.set_folded(block, not self._folded[block])
         return self._folded[block]
+
+    def toggle_last_result(self) -> bool | None:
+        """Fold or unfold the newest result long enough to fold; returns whether it is folded
+        now, or None when there is none."""
+        if self.last_result is None:
+            return None
+        return self.toggle_block(self.last_result)
 
     def toggle_thinking(self) -> bool:
         """``z``: fold or unfold every thinking block; returns whether thinking is folded now."""
@@ -462,14 +593,14 @@ class Transcript:
     def reveal(self, line: int) -> None:
         """Unfold the block holding ``line`` when the line is inside its folded body."""
         index = self._line_block[line]
-        block = self.blocks[index]
-        if self._folded[index] and line >= block.start + block.header:
+        if self._in_folded_body(index, line):
+            # A preview line is cut to one row, so a match in it unfolds the block too.
             self.set_folded(index, False)
 
     def block_text(self, block: int) -> str:
         """A block as logical text: its lines without wrap breaks, its folded body left out."""
         entry = self.blocks[block]
-        end = entry.start + entry.header if self._folded[block] else entry.end
+        end = entry.start + entry.kept if self._folded[block] else entry.end
         return "\n".join(self.lines[entry.start : end])
 
     def text(self) -> str:
@@ -529,6 +660,20 @@ class Transcript:
             return 1
         return len(self._wrapped(line, layout))
 
+    def _in_folded_body(self, index: int, line: int) -> bool:
+        """Whether ``line`` is past the header of a folded block: a preview line is then drawn
+        cut to one row, and the rest is not drawn at all."""
+        block = self.blocks[index]
+        return self._folded[index] and line >= block.start + block.header
+
+    def _shown_row_count(self, index: int, line: int, layout: _Layout) -> int:
+        return 1 if self._in_folded_body(index, line) else self._line_row_count(line, layout)
+
+    def _shown_rows(self, index: int, line: int, layout: _Layout) -> list[str]:
+        if self._in_folded_body(index, line):
+            return [clip_line(self.lines[line], layout.width)]
+        return self._wrapped(line, layout)
+
     def _markdown_rows(self, index: int, layout: _Layout) -> list[Row]:
         """A markdown block's rows at the layout's width: parsed once, wrapped once per width."""
         cached = layout.markdown_rows.get(index)
@@ -554,12 +699,12 @@ class Transcript:
         if block.markdown:
             return rows + len(self._markdown_rows(index, layout))
         if self._folded[index]:
-            shown_end = block.start + block.header
+            shown_end = block.start + block.kept
             rows += 1
         else:
             shown_end = block.end
         for line in range(block.start, shown_end):
-            rows += self._line_row_count(line, layout)
+            rows += self._shown_row_count(index, line, layout)
         return rows
 
     def row_count(self, width: int) -> int:
@@ -590,9 +735,9 @@ class Transcript:
             drawn = self._markdown_rows(index, layout)
             later = (offset for offset, entry in enumerate(drawn) if entry.line >= line)
             return row + next(later, len(drawn) - 1)
-        shown_end = block.start + block.header if self._folded[index] else block.end
+        shown_end = block.start + block.kept if self._folded[index] else block.end
         for earlier in range(block.start, min(line, shown_end)):
-            row += self._line_row_count(earlier, layout)
+            row += self._shown_row_count(index, earlier, layout)
         return row
 
     def rows(self, start: int, count: int, width: int) -> list[Row]:
@@ -627,46 +772,158 @@ class Transcript:
         # A failed command's header stays an error's colour; an ordinary one is quieter.
         ok_output = block.kind is BlockKind.TOOL_OUTPUT
         folded = self._folded[index]
-        shown_end = block.start + block.header if folded else block.end
+        shown_end = block.start + block.kept if folded else block.end
         line = block.start
         while line < shown_end and skip:
-            taken = self._line_row_count(line, layout)
+            taken = self._shown_row_count(index, line, layout)
             if taken > skip:
                 break
             skip -= taken
             line += 1
         header_end = block.start + block.header
         while line < shown_end and len(rows) < limit:
-            wrapped = self._wrapped(line, layout)
+            wrapped = self._shown_rows(index, line, layout)
             row_kind = RowKind.RESULT_HEADER if line < header_end and ok_output else kind
             for text in wrapped[skip:]:
                 rows.append(Row(text, row_kind, index, line))
             skip = 0
             line += 1
         if folded and len(rows) < limit and not skip:
-            rows.append(Row(placeholder_text(block), RowKind.PLACEHOLDER, index, shown_end))
+            text = placeholder_text(block, last_result=index == self.last_result)
+            rows.append(Row(text, RowKind.PLACEHOLDER, index, shown_end))
         return rows[:limit]
 
 
 def _markdown_line_rows(entry: MarkdownLine, width: int, block: int, line: int) -> list[Row]:
     """One parsed markdown line wrapped to ``width``: the prefix leads the first row, the
     hanging indent the others."""
-    from fisk_ai.tui.markdown import Emphasis
-
     prefix_width = line_width(entry.prefix)
     room = max(width - prefix_width, 1)
+    if entry.table is not None:
+        laid_out = table_rows(entry.table, max(width - line_width(entry.hanging), 1))
+        return [
+            _markdown_row(
+                (*(entry.prefix if number == 0 else entry.hanging), *spans), block, row_line
+            )
+            for number, (row_line, spans) in enumerate(laid_out)
+        ]
     if entry.rule:
-        spans: tuple[Span, ...] = (*entry.prefix, (RULE_CHARACTER * room, Emphasis.DIM))
-        return [Row("".join(text for text, _ in spans), RowKind.NARRATION, block, line, spans)]
+        return [_markdown_row((*entry.prefix, (RULE_CHARACTER * room, Emphasis.DIM)), block, line)]
     text = "".join(piece for piece, _ in entry.spans)
-    rows = []
-    for number, (start, end) in enumerate(wrap_offsets(text, room)):
-        lead = entry.prefix if number == 0 else entry.hanging
-        spans = (*lead, *cut_spans(entry.spans, start, end))
-        rows.append(
-            Row("".join(piece for piece, _ in spans), RowKind.NARRATION, block, line, spans)
+    return [
+        _markdown_row(
+            (
+                *(entry.prefix if number == 0 else entry.hanging),
+                *cut_spans(entry.spans, start, end),
+            ),
+            block,
+            line,
         )
-    return rows
+        for number, (start, end) in enumerate(wrap_offsets(text, room))
+    ]
+
+
+def _markdown_row(spans: tuple[Span, ...], block: int, line: int) -> Row:
+    return Row("".join(piece for piece, _ in spans), RowKind.NARRATION, block, line, spans)
+
+
+def table_rows(table: Table, width: int) -> list[tuple[int, tuple[Span, ...]]]:
+    """A table laid out to fit ``width`` cells: each row as many screen rows as its tallest
+    cell wraps to, the header row followed by a rule, each row with the source line it came
+    from (the rule with the delimiter row's)."""
+    columns = table.columns
+    if not columns:
+        return []
+    separator = cell_width(CELL_SEPARATOR)
+    cells = [
+        [row.cells[column] if column < len(row.cells) else () for column in range(columns)]
+        for row in table.rows
+    ]
+    natural = [max(line_width(row[column]) for row in cells) for column in range(columns)]
+    longest_words = [
+        max((_longest_word(row[column]) for row in cells), default=0) for column in range(columns)
+    ]
+    widths = fit_columns(natural, longest_words, width - separator * (columns - 1))
+    alignments = [
+        table.alignments[column] if column < len(table.alignments) else Alignment.LEFT
+        for column in range(columns)
+    ]
+    laid_out: list[tuple[int, tuple[Span, ...]]] = []
+    for row, row_cells in zip(table.rows, cells, strict=True):
+        wrapped = [_cell_lines(cell, widths[column]) for column, cell in enumerate(row_cells)]
+        for number in range(max(len(lines) for lines in wrapped)):
+            spans: list[Span] = []
+            for column, lines in enumerate(wrapped):
+                if column:
+                    spans.append((CELL_SEPARATOR, Emphasis.DIM))
+                piece = lines[number] if number < len(lines) else []
+                spans.extend(_aligned(piece, widths[column], alignments[column]))
+            laid_out.append((row.line, tuple(spans)))
+        if row.header:
+            rule = HEADER_CROSSING.join(RULE_CHARACTER * size for size in widths)
+            laid_out.append((row.line + 1, ((rule, Emphasis.DIM),)))
+    return laid_out
+
+
+def fit_columns(natural: list[int], longest_words: list[int], room: int) -> list[int]:
+    """Column widths that add up to at most ``room`` when that can be done with a cell for
+    each column. Columns that fit keep their own width; otherwise each keeps a floor (its
+    longest word when the room allows, else ``MIN_COLUMN_WIDTH``, never more than its own
+    width) and the room left is shared in proportion to what each needs beyond its floor."""
+    if sum(natural) <= room:
+        return list(natural)
+    count = len(natural)
+    fair_share = max(room // count, 1)
+    floors = [
+        min(size, max(MIN_COLUMN_WIDTH, min(word, fair_share)))
+        for size, word in zip(natural, longest_words, strict=True)
+    ]
+    if sum(floors) > room:
+        floors = [min(size, MIN_COLUMN_WIDTH) for size in natural]
+    if sum(floors) > room:
+        # Too narrow for even the floors: share the room evenly, a cell at the least.
+        even, extra = divmod(max(room, count), count)
+        return [max(even + (column < extra), 1) for column in range(count)]
+    wants = [size - floor for size, floor in zip(natural, floors, strict=True)]
+    spare = room - sum(floors)
+    wanted = sum(wants)
+    widths = [floor + spare * want // wanted for floor, want in zip(floors, wants, strict=True)]
+    # Integer shares leave a few cells over; they go to the columns still short of their text.
+    left = room - sum(widths)
+    for column in sorted(
+        range(count), key=lambda index: natural[index] - widths[index], reverse=True
+    ):
+        if not left:
+            break
+        if widths[column] < natural[column]:
+            widths[column] += 1
+            left -= 1
+    return widths
+
+
+def _longest_word(spans: tuple[Span, ...]) -> int:
+    text = "".join(piece for piece, _ in spans)
+    return max((cell_width(word) for word in text.split(" ")), default=0)
+
+
+def _cell_lines(cell: tuple[Span, ...], width: int) -> list[list[Span]]:
+    text = "".join(piece for piece, _ in cell)
+    return [cut_spans(cell, start, end) for start, end in wrap_offsets(text, width)]
+
+
+def _aligned(cell: list[Span], width: int, alignment: Alignment) -> list[Span]:
+    room = width - line_width(tuple(cell))
+    if alignment is Alignment.RIGHT:
+        left = room
+    elif alignment is Alignment.CENTER:
+        left = room // 2
+    else:
+        left = 0
+    padded = [(" " * left, Emphasis.NONE)] if left > 0 else []
+    padded.extend(cell)
+    if room - left > 0:
+        padded.append((" " * (room - left), Emphasis.NONE))
+    return padded
 
 
 def transcript_of(

@@ -155,5 +155,5 @@ async def test_a_question_marks_the_pane_blocked_then_working(
     assert await prompter.ask(APPROVAL) is ApprovalChoice.ONCE
     await answering
     await reporter.aclose()
-    assert blocked_seen == [("blocked", "approve stream rm (ai:confirm)")]
+    assert blocked_seen == [("blocked", "approve stream rm -- ORDERS (ai:confirm)")]
     assert pane.reports[-1] == ("working", "")

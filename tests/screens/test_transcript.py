@@ -28,7 +28,7 @@ async def test_the_viewer_shows_the_journal_folded() -> None:
         text = screen_text(app)
         assert "> report on the ORDERS stream" in text
         assert "-> stream_info" in text
-        assert "+ 30 lines of output (Z to expand)" in text
+        assert "+ 26 more lines (ctrl-o to expand)" in text
         assert "+ 12 lines of thinking (z to expand)" in text
         assert "ORDERS holds 1260 messages." in text
 
@@ -37,9 +37,9 @@ async def test_capital_z_unfolds_and_folds_the_tool_output() -> None:
     app = viewer()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("Z")
-        assert "subject orders.0 holds 42 messages" in screen_text(app)
+        assert "subject orders.29 holds 42 messages" in screen_text(app)
         await pilot.press("Z")
-        assert "+ 30 lines of output (Z to expand)" in screen_text(app)
+        assert "+ 26 more lines (ctrl-o to expand)" in screen_text(app)
 
 
 async def test_z_unfolds_the_thinking() -> None:

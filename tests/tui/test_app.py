@@ -228,4 +228,4 @@ async def test_tool_output_is_folded_by_default(tmp_path: Path) -> None:
     replies = [calls(call("t1", "say", {"words": "moo"})), answer("done")]
     async with running(tmp_path, replies) as (app, pilot):
         await settle(app, pilot)
-        assert "+ 1 line of output (Z to expand)" in screen_text(app)
+        assert "more line (ctrl-o to expand)" in screen_text(app)

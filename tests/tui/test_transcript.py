@@ -9,7 +9,7 @@ from fisk_ai.agent.events import (
 )
 from fisk_ai.tools.base import ExecRecord
 from fisk_ai.tui.transcript import BlockKind, RowKind, Transcript, wrap_line
-from tests.tui.sample import conversation
+from tests.tui.sample import conversation, long_output
 
 WIDTH = 60
 
@@ -30,20 +30,51 @@ def test_tool_call_line_has_sorted_arguments_when_no_command() -> None:
     assert transcript.lines == ['-> memory_read {"all":true,"key":"a"}']
 
 
-def test_tool_output_is_folded_by_default_with_a_count() -> None:
-    rows = shown(built())
-    assert "+ 3 lines of output (Z to expand)" in rows
-    assert "ORDERS" not in rows
-
-
-def test_a_one_line_output_says_line_in_the_singular() -> None:
+def test_a_long_output_is_folded_by_default_under_its_first_lines() -> None:
     transcript = Transcript()
-    transcript.add_event(ToolResultEvent("c", "done", exec=ExecRecord("x", 0)))
-    assert shown(transcript) == ["<- exit 0 \u00b7 1 line", "+ 1 line of output (Z to expand)"]
+    transcript.add_event(long_output(20))
+    assert shown(transcript) == [
+        "<- exit 0 \u00b7 20 lines",
+        "row 0",
+        "row 1",
+        "row 2",
+        "row 3",
+        "+ 16 more lines (ctrl-o to expand)",
+    ]
 
 
-def test_error_output_has_its_own_placeholder() -> None:
-    assert "+ 1 line of error output (Z to expand)" in shown(built())
+def test_a_short_output_is_shown_whole_without_a_fold_line() -> None:
+    rows = shown(built())
+    assert rows[rows.index("<- exit 0 \u00b7 3 lines") + 1 :][:3] == [
+        "ORDERS",
+        "INVOICES",
+        "SHIPPING",
+    ]
+    assert not any(row.startswith("+ ") and "more line" in row for row in rows)
+
+
+def test_only_the_newest_fold_line_names_ctrl_o() -> None:
+    transcript = Transcript()
+    transcript.add_events([long_output(10), long_output(12)])
+    folds = [row for row in shown(transcript) if row.startswith("+ ")]
+    assert folds == [
+        "+ 6 more lines (Z in the transcript expands all)",
+        "+ 8 more lines (ctrl-o to expand)",
+    ]
+
+
+def test_the_last_result_toggles_on_its_own() -> None:
+    transcript = Transcript()
+    transcript.add_events([long_output(10), long_output(12)])
+    assert transcript.toggle_last_result() is False
+    rows = shown(transcript)
+    assert "row 11" in rows
+    assert "+ 6 more lines (Z in the transcript expands all)" in rows
+    assert transcript.toggle_last_result() is True
+
+
+def test_with_no_long_result_there_is_nothing_to_toggle() -> None:
+    assert built().toggle_last_result() is None
 
 
 def test_non_zero_exit_and_silent_success_are_kept() -> None:
@@ -92,7 +123,13 @@ def test_toggling_one_block_leaves_the_others_folded() -> None:
     first = transcript.add_block(BlockKind.TOOL_OUTPUT, ["<-", "a", "b"], header=1, foldable=True)
     transcript.add_block(BlockKind.TOOL_OUTPUT, ["<-", "c", "d"], header=1, foldable=True)
     transcript.toggle_block(first)
-    assert shown(transcript) == ["<-", "a", "b", "<-", "+ 2 lines of output (Z to expand)"]
+    assert shown(transcript) == [
+        "<-",
+        "a",
+        "b",
+        "<-",
+        "+ 2 more lines (Z in the transcript expands all)",
+    ]
 
 
 def test_search_is_case_insensitive_and_counts_lines_inside_folds() -> None:
@@ -118,9 +155,12 @@ def test_revealing_a_match_unfolds_its_block() -> None:
 def test_copy_leaves_out_folded_content_and_wrap_breaks() -> None:
     transcript = Transcript()
     transcript.add_prompt("x" * 150)
-    transcript.add_event(ToolResultEvent("c", "secret output", exec=ExecRecord("x", 0)))
+    transcript.add_event(long_output(9))
     assert len(shown(transcript, 40)) > 3
-    assert transcript.text() == "> " + "x" * 150 + "\n<- exit 0 \u00b7 1 line"
+    assert (
+        transcript.text()
+        == "> " + "x" * 150 + "\n<- exit 0 \u00b7 9 lines\nrow 0\nrow 1\nrow 2\nrow 3"
+    )
 
 
 def test_copy_of_folded_thinking_leaves_nothing() -> None:

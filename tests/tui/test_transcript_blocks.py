@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from fisk_ai.agent.events import TextEvent, ThinkingEvent, ToolCallEvent, ToolResultEvent
 from fisk_ai.tools.base import ExecRecord
-from fisk_ai.tui.markdown import markdown_lines
 from fisk_ai.tui.transcript import BlockKind, Transcript
 from fisk_ai.workstation.app import FiskApp
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
@@ -39,7 +38,8 @@ def test_a_result_header_names_the_exit_the_duration_and_the_line_count() -> Non
     assert shown(transcript) == [
         "-> stream ls",
         "<- exit 0 \u00b7 4s \u00b7 2 lines",
-        "+ 2 lines of output (Z to expand)",
+        "ORDERS",
+        "INVOICES",
     ]
 
 
@@ -132,9 +132,9 @@ async def test_thinking_is_shown_when_the_run_asked_for_it() -> None:
 
 
 def table_rows(text: str) -> list[str]:
-    return [
-        "".join(piece for piece, _ in line.prefix + line.spans) for line in markdown_lines(text)
-    ]
+    transcript = Transcript()
+    transcript.add_event(TextEvent(text))
+    return shown(transcript)
 
 
 def test_a_markdown_table_is_laid_out_in_aligned_columns() -> None:

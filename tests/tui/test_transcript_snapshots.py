@@ -6,7 +6,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from fisk_ai.tui.transcript import Transcript
-from tests.tui.sample import conversation
+from tests.tui.sample import conversation, long_output
 from tests.tui.viewer_app import ViewerApp
 
 SIZE = (80, 24)
@@ -14,8 +14,10 @@ SnapCompare = Callable[..., bool]
 
 
 def test_folded_tool_output(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    """Tool output and long thinking show their placeholders; calls, prose and errors show."""
-    assert snap_compare(ViewerApp(conversation(), tmp_path), terminal_size=SIZE)
+    """Short results show whole; a long one shows its first lines and a fold line naming
+    Ctrl-O; thinking shows its placeholder."""
+    app = ViewerApp([*conversation(), long_output(20)], tmp_path)
+    assert snap_compare(app, terminal_size=SIZE)
 
 
 def test_expanded_tool_output(snap_compare: SnapCompare, tmp_path: Path) -> None:
@@ -25,7 +27,8 @@ def test_expanded_tool_output(snap_compare: SnapCompare, tmp_path: Path) -> None
 
 
 def test_search_hit(snap_compare: SnapCompare, tmp_path: Path) -> None:
-    """Searching for "invoices" unfolds the output holding it and highlights that line."""
+    """Searching for "invoices" marks the word on every line holding it: the current match
+    strongly, the one in the answer lightly; the current match's block is focused."""
 
     async def search(pilot: Pilot[None]) -> None:
         pilot.app.query_one("TranscriptView").search("invoices")  # type: ignore[attr-defined]

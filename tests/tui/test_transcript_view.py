@@ -17,6 +17,12 @@ def long_app(tmp_path: Path, count: int = 200) -> ViewerApp:
     )
 
 
+def two_long_results() -> list[Event]:
+    """The sample turn with two results long enough to fold after it."""
+    error = ToolResultEvent("e", "\n".join(f"trace {n}" for n in range(12)), is_error=True)
+    return [*conversation(), long_output(20), error]
+
+
 def following(app: ViewerApp) -> bool:
     return app.view.following
 
@@ -80,32 +86,33 @@ async def test_slash_asks_the_screen_for_a_search(tmp_path: Path) -> None:
 
 
 async def test_search_reveals_a_folded_match(tmp_path: Path) -> None:
-    app = ViewerApp(conversation(), tmp_path)
+    app = ViewerApp(two_long_results(), tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("g")
-        assert "\nINVOICES" not in screen_text(app)
-        assert app.view.search("invoices") == 2
+        assert "\nrow 17" not in screen_text(app)
+        assert app.view.search("row 17") == 1
         await pilot.pause()
-        assert "\nINVOICES" in screen_text(app)
+        assert "\nrow 17" in screen_text(app)
 
 
 async def test_capital_z_unfolds_output_and_z_thinking(tmp_path: Path) -> None:
-    app = ViewerApp(conversation(), tmp_path)
+    app = ViewerApp(two_long_results(), tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        assert "+ 3 lines of output (Z to expand)" in screen_text(app)
+        assert "+ 16 more lines (Z in the transcript expands all)" in screen_text(app)
         await pilot.press("Z")
-        assert "SHIPPING" in screen_text(app)
-        await pilot.press("z")
+        assert "row 19" in screen_text(app)
+        await pilot.press("z", "g")
         assert "step 7 of the plan" in screen_text(app)
 
 
 async def test_enter_toggles_only_the_focused_block(tmp_path: Path) -> None:
-    app = ViewerApp(conversation(), tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("g", "down", "down", "down", "down", "enter")
+    app = ViewerApp(two_long_results(), tmp_path)
+    async with app.run_test(size=(100, 60)) as pilot:
+        result = len(app.view.transcript) - 2
+        app.view.show_block(result)
+        await pilot.press("enter")
         text = screen_text(app)
-        assert "SHIPPING" in text
-        assert "+ 1 line of error output (Z to expand)" in text
+        assert "row 19" in text
+        assert "+ 8 more lines (ctrl-o to expand)" in text
 
 
 async def test_brackets_jump_between_prompts(tmp_path: Path) -> None:
@@ -126,10 +133,11 @@ async def test_brackets_jump_between_prompts(tmp_path: Path) -> None:
 
 
 async def test_copy_all_returns_logical_text_and_writes_the_fallback(tmp_path: Path) -> None:
-    app = ViewerApp(conversation(), tmp_path)
+    app = ViewerApp(two_long_results(), tmp_path)
     async with app.run_test(size=(30, 30)):
         text = app.view.copy_all()
-        assert "ORDERS\n" not in text
+        assert "row 3\n" in text
+        assert "row 4\n" not in text
         assert "There are three streams: ORDERS, INVOICES and SHIPPING." in text
         assert (tmp_path / "transcript-copy.txt").read_text() == text
 

@@ -148,10 +148,10 @@ async def test_capital_z_unfolds_tool_output_on_the_run_screen(tmp_path: Path) -
     replies = [calls(call("t1", "say", {"words": "moo"})), answer("done")]
     async with running(tmp_path, replies) as (app, pilot):
         await settle(app, pilot)
-        assert "line of output (Z to expand)" in screen_text(app)
+        assert "more line (ctrl-o to expand)" in screen_text(app)
         app.run_screen.view.focus()
         await pilot.press("Z")
-        assert "line of output (Z to expand)" not in screen_text(app)
+        assert "more line (ctrl-o to expand)" not in screen_text(app)
         assert "moo" in screen_text(app)
 
 

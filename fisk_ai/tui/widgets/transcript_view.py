@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
@@ -17,10 +18,26 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from fisk_ai.agent.events import Event
-from fisk_ai.tui.markdown import Emphasis
+from fisk_ai.tui.markdown import SYNTAX, Emphasis
 from fisk_ai.tui.transcript import Match, Row, RowKind, Transcript
 
 COPY_FILE_NAME = "transcript-copy.txt"
+
+SYNTAX_CLASSES = {
+    Emphasis.KEYWORD: "transcript--code-keyword",
+    Emphasis.STRING: "transcript--code-string",
+    Emphasis.NUMBER: "transcript--code-number",
+    Emphasis.COMMENT: "transcript--code-comment",
+    Emphasis.DEFINITION: "transcript--code-definition",
+    Emphasis.BUILTIN: "transcript--code-builtin",
+}
+"""The component class that colors each kind of token in a highlighted code block."""
+
+_UNMARKED_KINDS = (RowKind.BLANK, RowKind.PLACEHOLDER)
+"""Rows a search never marks: they draw no text of the line they stand for."""
+
+Hit = tuple[int, int]
+"""Where a search hit is in a row's text: the ``[start, end)`` character range."""
 
 
 def default_copy_directory() -> Path:
@@ -50,7 +67,9 @@ class TranscriptView(ScrollView, can_focus=True):
         "transcript--blank",
         "transcript--focused",
         "transcript--match",
+        "transcript--match-current",
         "transcript--code",
+        *SYNTAX_CLASSES.values(),
     }
 
     DEFAULT_CSS = """
@@ -71,8 +90,19 @@ class TranscriptView(ScrollView, can_focus=True):
         & > .transcript--answer { color: $text-success; }
         & > .transcript--blank { }
         & > .transcript--focused { background: $accent 30%; }
-        & > .transcript--match { background: $warning 40%; }
+        & > .transcript--match { background: $warning 60%; text-style: underline; }
+        & > .transcript--match-current {
+            background: $warning;
+            color: $background;
+            text-style: bold;
+        }
         & > .transcript--code { color: $text-accent; }
+        & > .transcript--code-keyword { color: $text-primary; text-style: bold; }
+        & > .transcript--code-string { color: $text-success; }
+        & > .transcript--code-number { color: $text-warning; }
+        & > .transcript--code-comment { color: $text-muted; text-style: italic; }
+        & > .transcript--code-definition { color: $text-secondary; text-style: bold; }
+        & > .transcript--code-builtin { color: $text-secondary; }
     }
     """
 
@@ -87,6 +117,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("right_square_bracket", "next_prompt", "Next prompt", show=False),
         Binding("z", "toggle_thinking", "Show or hide thinking"),
         Binding("Z", "toggle_output", "Fold output"),
+        Binding("ctrl+o", "toggle_last_output", "Expand the last result", show=False),
         Binding("enter,space", "toggle_block", "Fold block", show=False),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match", "Next match", show=False),
@@ -126,8 +157,14 @@ class TranscriptView(ScrollView, can_focus=True):
         self.matches: list[Match] = []
         self.match_index = -1
         self.search_text = ""
+        self._match_lines: set[int] = set()
+        self._pattern: re.Pattern[str] | None = None
         self._width = 0
         self._window: tuple[int, int, int, list[Row]] | None = None
+        self._hits: list[list[Hit]] | None = None
+        """Where the search text is in each row of the window, worked out once per window."""
+        self._current_line_hit = False
+        """Whether the current match's words were found on any row of the window."""
 
     @property
     def row_width(self) -> int:
@@ -170,8 +207,7 @@ class TranscriptView(ScrollView, can_focus=True):
             output_folded=old.output_folded, thinking_folded=old.thinking_folded
         )
         self.focused_block = None
-        self.matches = []
-        self.match_index = -1
+        self._forget_matches()
         self.following = True
         self._changed()
 
@@ -179,8 +215,7 @@ class TranscriptView(ScrollView, can_focus=True):
         """Replace what the view shows with another transcript, from its top."""
         self.transcript = transcript
         self.focused_block = None
-        self.matches = []
-        self.match_index = -1
+        self._forget_matches()
         self.search_text = ""
         self._sync_size()
         self.refresh()
@@ -219,7 +254,31 @@ class TranscriptView(ScrollView, can_focus=True):
             rows = self.transcript.rows(top, height, self._width)
             window = (top, height, self._width, rows)
             self._window = window
+            self._hits = None
         return window[3]
+
+    def _window_hits(self, rows: list[Row]) -> list[list[Hit]]:
+        """The search hits in each row on screen; a row of a line that did not match has
+        none, and neither has a blank row or a fold line."""
+        hits = self._hits
+        if hits is None:
+            pattern = self._pattern
+            hits = []
+            for row in rows:
+                if (
+                    pattern is None
+                    or row.line not in self._match_lines
+                    or row.kind in _UNMARKED_KINDS
+                ):
+                    hits.append([])
+                else:
+                    hits.append([found.span() for found in pattern.finditer(row.text)])
+            current = self._current_match_line()
+            self._current_line_hit = any(
+                found and row.line == current for row, found in zip(rows, hits, strict=True)
+            )
+            self._hits = hits
+        return hits
 
     def render_line(self, y: int) -> Strip:
         rows = self._visible_rows()
@@ -230,7 +289,11 @@ class TranscriptView(ScrollView, can_focus=True):
         style = self.rich_style + self.get_component_rich_style(f"transcript--{row.kind.value}")
         if row.block == self.focused_block and row.kind is not RowKind.BLANK:
             style += self.get_component_rich_style("transcript--focused")
-        if self._is_current_match(row):
+        hits = self._window_hits(rows)[y] if self._match_lines else []
+        current = row.line == self._current_match_line()
+        if current and not self._current_line_hit and row.kind not in _UNMARKED_KINDS:
+            # The match is in text the row does not show as written (a markdown marker, a
+            # word cut by the wrap): the line is marked instead of its words.
             style += self.get_component_rich_style("transcript--match")
         # Untrusted text goes out as plain segments: it is never parsed as markup.
         if row.spans:
@@ -240,6 +303,9 @@ class TranscriptView(ScrollView, can_focus=True):
             ]
         else:
             segments = [Segment(row.text, style)]
+        if hits:
+            name = "transcript--match-current" if current else "transcript--match"
+            segments = _marked(segments, hits, self.get_component_rich_style(name))
         return Strip(segments).extend_cell_length(width, self.rich_style).crop(0, width)
 
     def _emphasis_style(self, emphasis: Emphasis) -> Style:
@@ -252,12 +318,17 @@ class TranscriptView(ScrollView, can_focus=True):
         )
         if Emphasis.CODE in emphasis:
             style += self.get_component_rich_style("transcript--code")
+        if emphasis & SYNTAX:
+            for token, name in SYNTAX_CLASSES.items():
+                if token in emphasis:
+                    style += self.get_component_rich_style(name)
         return style
 
-    def _is_current_match(self, row: Row) -> bool:
+    def _current_match_line(self) -> int:
+        """The logical line of the current match, or -1 when there is none."""
         if not (0 <= self.match_index < len(self.matches)):
-            return False
-        return row.line == self.matches[self.match_index].line and row.kind is not RowKind.BLANK
+            return -1
+        return self.matches[self.match_index].line
 
     def action_top(self) -> None:
         self.scroll_home(animate=False, immediate=True)
@@ -280,7 +351,7 @@ class TranscriptView(ScrollView, can_focus=True):
         row = self.transcript.block_first_row(block, self._width)
         height = self.scrollable_content_region.height
         if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):
-            self.scroll_to(y=row, animate=False, immediate=True)
+            self.scroll_to(y=row, animate=False, immediate=True, force=True)
         self.refresh()
 
     def _current_block(self) -> int:
@@ -325,6 +396,33 @@ class TranscriptView(ScrollView, can_focus=True):
         self._changed_keeping_place()
         self.notify("output folded" if folded else "output expanded", timeout=2)
 
+    def toggle_last_output(self) -> bool:
+        """Expand or fold the newest tool result long enough to fold (Ctrl-O, from the chat
+        bar too), keeping as much of it on screen as fits; returns whether there was one."""
+        folded = self.transcript.toggle_last_result()
+        block = self.transcript.last_result
+        if folded is None or block is None:
+            return False
+        self._sync_size()
+        self.refresh()
+        if folded:
+            if self.following:
+                self.scroll_end(animate=False, immediate=True, force=True)
+            return True
+        first = self.transcript.block_first_row(block, self._width)
+        last = self.transcript.block_last_row(block, self._width)
+        top = round(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
+        if not (top <= first and last < top + height):
+            # The whole result when it fits, ending at the bottom; else from its header.
+            self.scroll_to(
+                y=min(first, last - height + 1), animate=False, immediate=True, force=True
+            )
+        return True
+
+    def action_toggle_last_output(self) -> None:
+        self.toggle_last_output()
+
     def action_toggle_block(self) -> None:
         if not len(self.transcript):
             return
@@ -333,13 +431,15 @@ class TranscriptView(ScrollView, can_focus=True):
         self._changed_keeping_place()
 
     def _changed_keeping_place(self) -> None:
+        # Forced scrolls below: a view that grew past its height has no scrollbar until the
+        # next layout.
         anchor = self.focused_block
         self._sync_size()
         self.refresh()
         if anchor is not None:
             self._show_block(anchor)
         elif self.following:
-            self.scroll_end(animate=False, immediate=True)
+            self.scroll_end(animate=False, immediate=True, force=True)
 
     def action_search(self) -> None:
         self.post_message(self.SearchRequested())
@@ -349,15 +449,30 @@ class TranscriptView(ScrollView, can_focus=True):
         return the number of matching lines; an empty query repeats the last search."""
         if query:
             self.search_text = query
+        self._forget_matches()
         self.matches = self.transcript.search(self.search_text)
-        self.match_index = -1
         if not self.matches:
             self.refresh()
             return 0
+        self._match_lines = {match.line for match in self.matches}
+        self._pattern = re.compile(re.escape(self.search_text), re.IGNORECASE)
         top_line = self._top_line()
         following = [i for i, match in enumerate(self.matches) if match.line >= top_line]
         self._go_to_match(following[0] if following else 0)
         return len(self.matches)
+
+    def clear_search(self) -> None:
+        """Take the search's marks off the rows; ``n`` has nothing to move to until the next
+        search."""
+        self._forget_matches()
+        self.refresh()
+
+    def _forget_matches(self) -> None:
+        self.matches = []
+        self.match_index = -1
+        self._match_lines = set()
+        self._pattern = None
+        self._hits = None
 
     def _top_line(self) -> int:
         rows = self.transcript.rows(round(self.scroll_offset.y), 1, self._width)
@@ -375,6 +490,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _go_to_match(self, index: int) -> None:
         self.match_index = index
+        self._hits = None
         match = self.matches[index]
         self.transcript.reveal(match.line)
         self._sync_size()
@@ -382,7 +498,7 @@ class TranscriptView(ScrollView, can_focus=True):
         row = self.transcript.line_row(match.line, self._width)
         height = self.scrollable_content_region.height
         if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):
-            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True, force=True)
         self.refresh()
 
     @property
@@ -435,3 +551,32 @@ class TranscriptView(ScrollView, can_focus=True):
         except OSError:
             # The clipboard already has it; the file is only a fallback.
             return
+
+
+def _marked(segments: list[Segment], hits: list[Hit], mark: Style) -> list[Segment]:
+    """``segments`` with the character ranges ``hits`` (in order, apart) drawn in ``mark``
+    on top of their own style."""
+    marked: list[Segment] = []
+    position = 0
+    hit_index = 0
+    for segment in segments:
+        text, style = segment.text, segment.style or Style()
+        end = position + len(text)
+        cut = 0
+        while hit_index < len(hits) and cut < len(text):
+            hit_start, hit_end = hits[hit_index]
+            if hit_start >= end:
+                break
+            start_in, end_in = max(hit_start - position, cut), min(hit_end - position, len(text))
+            if start_in > cut:
+                marked.append(Segment(text[cut:start_in], style))
+            marked.append(Segment(text[start_in:end_in], style + mark))
+            cut = end_in
+            if hit_end <= end:
+                hit_index += 1
+            else:
+                break
+        if cut < len(text):
+            marked.append(Segment(text[cut:], style))
+        position = end
+    return marked
