@@ -11,10 +11,13 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from fisk_ai.tui.chat_commands import ESCAPED_SLASH, ChatCommand
+
 HELP_ROWS = (
     ("Run", ""),
-    ("Ctrl-C", "stop the turn at its next safe point (again: leave)"),
-    ("Ctrl-D", "leave; the conversation is kept and can be resumed"),
+    ("Esc", "stop the turn now; it ends suspended, a follow-up continues it"),
+    ("Ctrl-C", "empty a draft; else stop the turn; on an empty bar, press twice to leave"),
+    ("Ctrl-D", "leave from an empty bar; the conversation is kept and can be resumed"),
     ("Ctrl-L", "empty the screen; the conversation is kept"),
     ("F2", "show or hide the side panel (tools, counters, turns to jump to)"),
     ("F3", "browse the stored sessions; Enter opens one read-only, q comes back"),
@@ -24,13 +27,18 @@ HELP_ROWS = (
     ("Ctrl-P", "the command palette: find any action by name, with its key"),
     ("Chat bar", ""),
     ("Enter", "send"),
-    ("Alt-Enter, Ctrl-J", "start a new line"),
+    ("Ctrl-J", "start a new line (Shift-Enter too, where the terminal reports it)"),
     ("Up / Down", "recall earlier prompts (from the first / last line)"),
-    ("/clear", "drop the conversation and start a new one; the screen is kept"),
-    ("/help", "this help"),
-    ("/exit", "leave, like Ctrl-D"),
-    ("//text", "send text that starts with a slash"),
-    ("Transcript", ""),
+    ("Up in an empty bar", "take the last queued prompt back to edit"),
+    ("PgUp / PgDn", "scroll the transcript (Ctrl-Home / Ctrl-End: top / follow)"),
+    ("Ctrl-O", "expand or fold the last tool result"),
+    ("Ctrl-U, Ctrl-Z", "delete to the start of the line, undo"),
+    ("Ctrl-R", "search the prompts sent in every session (again: an older match)"),
+    ("Ctrl-G", "edit the prompt in $VISUAL or $EDITOR"),
+    ("Tab after /", "complete the chat command"),
+    *((command.word, command.summary) for command in ChatCommand),
+    (f"{ESCAPED_SLASH}text", "send text that starts with a slash"),
+    ("Transcript (its letter keys act while the chat bar is empty)", ""),
     ("arrows, PgUp / PgDn", "move between blocks, page"),
     ("g / G", "top / bottom"),
     ("[ / ]", "previous / next prompt"),
@@ -51,7 +59,7 @@ SHORTEST_DESCRIPTION = 20
 
 def help_text(width: int | None = None) -> str:
     """The help as aligned rows; given a ``width``, a long description wraps under itself."""
-    key_width = max(len(key) for key, _ in HELP_ROWS)
+    key_width = max(len(key) for key, does in HELP_ROWS if does)
     indent = 2 + key_width + 2
     room = None if width is None else max(SHORTEST_DESCRIPTION, width - indent)
     lines: list[str] = []

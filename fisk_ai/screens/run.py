@@ -38,6 +38,7 @@ from fisk_ai.llm.types import Usage
 from fisk_ai.presentation import stored_ending_lines, turn_end_lines
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.help import HelpScreen
+from fisk_ai.screens.history_search import HistorySearch
 from fisk_ai.screens.question import (
     AnswerT,
     ConfirmScreen,
@@ -55,6 +56,9 @@ from fisk_ai.tools.questions import (
     SelectQuestion,
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
+from fisk_ai.tui.chat_commands import ESCAPED_SLASH, ChatCommand
+from fisk_ai.tui.external_editor import edit_prompt
+from fisk_ai.tui.prompt_history import PromptHistory
 from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import (
     Counters,
@@ -219,6 +223,11 @@ class RunScreen(Screen[None]):
         """The screen's one-second ticks so far: what tool calls are timed with."""
         self.running_calls: dict[str, RunningCall] = {}
         """The tool calls between their call and their result, by call id, oldest first."""
+        self.history = PromptHistory()
+        """The prompts sent from every workstation, for Ctrl-R."""
+        self.history_failed = False
+        """Whether keeping a prompt in the history failed once already: said once, not per
+        prompt."""
         self.spinner_timer: Timer | None = None
         """Turns the startup card's spinner while the agent is being hosted and until the card
         goes; None for a run that started hosted, whose card draws the same every time."""
@@ -341,6 +350,7 @@ class RunScreen(Screen[None]):
         else:
             self.view.append([PromptEvent(setup.prompt)])
             self.chat.remember(setup.prompt)
+            self._keep_in_history(setup.prompt)
             self._begin(lambda: self.bridge.start(setup.prompt))
 
     def on_unmount(self) -> None:
@@ -729,7 +739,7 @@ class RunScreen(Screen[None]):
         text = self.chat.take_next()
         if text is None:
             return
-        if text.startswith("//"):
+        if text.startswith(ESCAPED_SLASH):
             self._send(text[1:], typed=text)
             return
         if text.startswith("/"):
@@ -739,11 +749,12 @@ class RunScreen(Screen[None]):
 
     async def _command(self, text: str) -> None:
         name, _, rest = text.partition(" ")
-        if name == "/help":
+        command = ChatCommand.named(name)
+        if command is ChatCommand.HELP:
             self.action_help()
-        elif name == "/exit":
+        elif command is ChatCommand.EXIT:
             self.app.exit()
-        elif name == "/clear":
+        elif command is ChatCommand.CLEAR:
             await self._clear_conversation()
             if rest.strip():
                 self._send(rest.strip())
@@ -776,12 +787,49 @@ class RunScreen(Screen[None]):
         """Send ``prompt``; Up recalls it as it was ``typed`` (``//text`` stays escaped)."""
         self.view.follow_tail()
         self.chat.remember(prompt if typed is None else typed)
+        self._keep_in_history(prompt if typed is None else typed)
         self.view.append([PromptEvent(prompt)])
         self.side_panel.show_turns(self.view.transcript)
         if self.bridge.session_id:
             self._begin(lambda: self.bridge.follow_up(prompt))
         else:
             self._begin(lambda: self.bridge.start(prompt))
+
+    @work(thread=True, group="history", exit_on_error=False)
+    def _keep_in_history(self, typed: str) -> None:
+        """Add ``typed`` to the prompt history Ctrl-R searches, off the screen's loop: the file
+        is locked, read and appended to."""
+        try:
+            self.history.add(typed)
+        except FiskError as error:
+            if not self.history_failed:
+                self.history_failed = True
+                self.app.call_from_thread(
+                    self.notify, single_line(str(error)), severity="warning", markup=False
+                )
+
+    def action_search_history(self) -> None:
+        """Ctrl-R: search the prompts sent from every workstation; the one chosen replaces
+        what the bar holds, which Ctrl-Z brings back."""
+
+        def chosen(prompt: str | None) -> None:
+            if prompt is not None:
+                self.chat.replace_text(prompt)
+
+        try:
+            entries = self.history.entries()
+        except FiskError as error:
+            self.notify(single_line(str(error)), severity="warning", markup=False)
+            return
+        self.app.push_screen(HistorySearch(entries), chosen)
+
+    @work(group="editor", exclusive=True, exit_on_error=False)
+    async def action_edit_in_editor(self) -> None:
+        """Ctrl-G: edit the prompt in $VISUAL or $EDITOR. A worker, since the editor may run
+        for minutes and the screen's messages must not wait behind it."""
+        edited = await edit_prompt(self.app, self.chat.text)
+        if edited is not None:
+            self.chat.replace_text(edited)
 
     def action_toggle_panel(self) -> None:
         panel = self.side_panel

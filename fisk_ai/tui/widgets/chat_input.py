@@ -11,6 +11,8 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import TextArea
 
+from fisk_ai.tui.chat_commands import ChatCommand, command_candidates, complete_command
+
 CHAT_PLACEHOLDER = "Ready for a follow-up. Enter sends, Ctrl-J a newline, /help for commands"
 
 RUNNING_PLACEHOLDER = "Type ahead: Enter queues it, sent when the turn ends; Esc stops the turn"
@@ -30,6 +32,9 @@ class ChatInput(TextArea):
         Binding("pagedown", "screen.scroll_transcript('page_down')", "Scroll down", show=False),
         Binding("ctrl+home", "screen.scroll_transcript('top')", "Top", show=False),
         Binding("ctrl+end", "screen.scroll_transcript('bottom')", "Bottom", show=False),
+        Binding("tab", "complete_command", "Complete the command", show=False, priority=True),
+        Binding("ctrl+r", "screen.search_history", "Search prompt history", show=False),
+        Binding("ctrl+g", "screen.edit_in_editor", "Edit in $EDITOR", show=False),
     ]
 
     class Submitted(Message):
@@ -98,6 +103,30 @@ class ChatInput(TextArea):
 
     def action_newline(self) -> None:
         self.insert("\n")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "complete_command":
+            # Only a /word to complete takes Tab; otherwise it moves the focus as anywhere.
+            return bool(command_candidates(self.text, self.cursor_location))
+        return super().check_action(action, parameters)
+
+    def action_complete_command(self) -> None:
+        completed = complete_command(self.text, self.cursor_location)
+        if completed is not None:
+            text, cursor = completed
+            self.text = text
+            self.cursor_location = cursor
+
+    def replace_text(self, text: str) -> None:
+        """Put ``text`` in the bar in place of what it holds, as one edit Ctrl-Z undoes."""
+        self.replace(text, (0, 0), self.document.end)
+        self.move_cursor(self.document.end)
+
+    def on_text_area_changed(self) -> None:
+        # The commands a /word may be the start of, in the bar's title, Tab completing them.
+        candidates = command_candidates(self.text, self.cursor_location)
+        described = [f"{c.word}: {c.summary}" for c in ChatCommand if c.word in candidates]
+        self.border_title = "  ".join(described) + "   (Tab completes)" if described else None
 
     def take_key(self, key: str, character: str | None) -> None:
         """A key typed for the bar that reached a question as it opened, before the operator
