@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from fisk_ai.agent.events import ToolCallEvent, ToolResultEvent, WarningEvent
 from fisk_ai.llm.types import Usage
-from fisk_ai.sessions.fold import SessionStatus
-from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.tools.questions import ApprovalQuestion, Question
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
-    from fisk_ai.sessions.fold import Conversation
+    from fisk_ai.sessions.fold import Conversation, SessionStatus
     from fisk_ai.sessions.store import SessionSummary
 
 CALL_PREFIX = "-> "
@@ -125,6 +123,7 @@ def stored_ending_lines(conversation: Conversation) -> list[str]:
     """How a stored conversation's last turn ended, said as the live run said it; nothing when
     it answered."""
     from fisk_ai.agent.replay import last_turn_ending
+    from fisk_ai.sessions.records import TerminalReason
 
     ending = last_turn_ending(conversation)
     if ending is None:
@@ -226,6 +225,10 @@ class StoredSession(Protocol):
 
 def session_state(session: StoredSession) -> SessionState:
     """The one word for how ``session`` stands."""
+    # Imported here: the record models are a large part of the first frame's imports,
+    # and only a stored session needs them.
+    from fisk_ai.sessions.fold import SessionStatus
+
     match session.status:
         case SessionStatus.SUSPENDED:
             return SessionState.ANSWERED if session.between_turns else SessionState.SUSPENDED
