@@ -16,6 +16,10 @@
   300 ms.
 - **Keypress to frame on a 100k-line transcript**: bench/transcript.py's own measurement of the
   TranscriptView and of Textual's Log, reused. Budget: at most 1.2x the Log.
+- **Esc to "stopped"**: the workstation headless, its agent hosted behind the embedded broker,
+  a model call in flight that would never answer; from pressing Esc to the status bar reading
+  `[suspended]`, against a bare Textual app whose Esc sets a label, timed the same way. Budget:
+  under 100 ms.
 
 No asserts: this prints a table.
 """
@@ -41,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # the test harness hosts the agent for the stop figure
 FISK = Path(sys.executable).with_name("fisk")
 COWSAY_CONFIG = REPO_ROOT / "examples" / "cowsay" / "agent.yaml"
 FIRST_FRAME_FILE = "FISK_FIRST_FRAME_FILE"
@@ -52,6 +57,8 @@ CTRL_D, CTRL_Q = b"\x04", b"\x11"
 FIRST_FRAME_BUDGET = 2.0
 LISTING_BUDGET_SECONDS = 0.300
 KEYPRESS_BUDGET = 1.2
+STOP_BUDGET_SECONDS = 0.100
+STOP_RUNS = 5
 
 BARE_APP = """
 import os, time
@@ -285,6 +292,69 @@ def keypresses() -> tuple[dict[str, float], dict[str, float]]:
     return results[0], results[1]
 
 
+async def stop_seconds(runs: int) -> tuple[float, float]:
+    """The median seconds from Esc to the status bar saying the turn stopped, and from Esc to a
+    bare app's label changing."""
+    # Imported here: the workstation and the test harness load only for this figure.
+    from textual.app import App, ComposeResult
+    from textual.binding import Binding
+    from textual.widget import Widget
+    from textual.widgets import Label
+
+    from fisk_ai.llm.types import Request, Response
+    from tests.fakes.provider import ScriptedProvider
+    from tests.tui.workstation import SIZE, build_app
+
+    class NeverAnswers(ScriptedProvider):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked = asyncio.Event()
+
+        async def call(self, request: Request) -> Response:
+            self.asked.set()
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+    class BareStop(App[None]):
+        BINDINGS = [Binding("escape", "stop", "Stop")]  # noqa: RUF012
+
+        def compose(self) -> ComposeResult:
+            yield Label("running", id="state")
+
+        def action_stop(self) -> None:
+            self.query_one(Label).update("stopped")
+
+    async def pressed_until(app: App[None], shown: Widget, words: str) -> float:
+        """Press Esc as a terminal would; the seconds until ``shown`` draws ``words``, looked at
+        each millisecond (the Pilot's own press waits for the app to go idle first)."""
+        started = time.perf_counter()
+        app.simulate_key("escape")
+        while words not in str(shown.render()):
+            if time.perf_counter() - started > DEADLINE:
+                raise RuntimeError("the stop was not seen within the deadline")
+            await asyncio.sleep(0.001)
+        return time.perf_counter() - started
+
+    workstation, bare = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as scratch:
+            provider = NeverAnswers()
+            app, agent = build_app(Path(scratch), provider)
+            try:
+                async with app.run_test(size=SIZE) as pilot:
+                    await provider.asked.wait()
+                    await pilot.pause()
+                    bar = app.run_screen.status_bar
+                    workstation.append(await pressed_until(app, bar, "[suspended]"))
+            finally:
+                await agent.close()
+        bare_app = BareStop()
+        async with bare_app.run_test(size=SIZE):
+            label = bare_app.query_one(Label)
+            bare.append(await pressed_until(bare_app, label, "stopped"))
+    return statistics.median(workstation), statistics.median(bare)
+
+
 def verdict(within: bool) -> str:
     return "ok" if within else "OVER"
 
@@ -303,6 +373,7 @@ def main() -> None:
     fisk_frame, bare_frame = frames["fisk"], frames["bare"]
     listed = listings(arguments.runs)
     viewer, log = keypresses()
+    stopped, bare_stop = asyncio.run(stop_seconds(STOP_RUNS))
     frame_ratio = fisk_frame / bare_frame
     key_ratio = viewer["frame"] / log["frame"]
     rows = [
@@ -335,6 +406,13 @@ def main() -> None:
             f"textual Log {log['frame'] * 1000:.1f} ms",
             f"<= {KEYPRESS_BUDGET}x",
             verdict(key_ratio <= KEYPRESS_BUDGET),
+        ),
+        (
+            "Esc to [suspended], model call in flight",
+            f"{stopped * 1000:.1f} ms ({stopped / bare_stop:.2f}x)",
+            f"bare app's Esc to its label {bare_stop * 1000:.1f} ms",
+            f"< {STOP_BUDGET_SECONDS * 1000:.0f} ms",
+            verdict(stopped < STOP_BUDGET_SECONDS),
         ),
     ]
     header = ("figure", "measured", "baseline (same run)", "budget", "")
