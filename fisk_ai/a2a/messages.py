@@ -434,7 +434,9 @@ class UnknownEvent(Header):
 
 
 class ElicitRequestApprove(Header):
-    """Asks whether a confirmation-gated command may run."""
+    """Asks whether a confirmation-gated command may run. ``argv`` is this implementation's
+    addition, as on a tool call: the argument vector the command runs after the application
+    path, so the asked can show each argument quoted. A Go peer neither sends nor reads it."""
 
     protocol: Literal[ProtocolId.ELICIT_REQUEST_APPROVE] = ProtocolId.ELICIT_REQUEST_APPROVE
     question_id: Token
@@ -443,6 +445,7 @@ class ElicitRequestApprove(Header):
     display: str
     tag: str = ""
     wait_ms: NonNegativeInt | None = None
+    argv: tuple[str, ...] = ()
 
 
 class ElicitRequestConfirm(Header):
@@ -474,9 +477,14 @@ class ElicitRequestInput(Header):
 
 
 class ElicitReplyApprove(Header):
+    """The operator's choice. ``reason`` is this implementation's addition: with ``no``, the
+    operator's sentence for the model. A Go peer neither sends nor reads it, so its plain no is
+    a decline without one."""
+
     protocol: Literal[ProtocolId.ELICIT_REPLY_APPROVE] = ProtocolId.ELICIT_REPLY_APPROVE
     question_id: Token
     choice: ElicitChoice
+    reason: ElicitText = ""
 
 
 class ElicitReplyConfirm(Header):

@@ -77,6 +77,7 @@ from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
+    DeclineWithReason,
     InputQuestion,
     NoOperator,
     Prompter,
@@ -374,6 +375,7 @@ def _question(request: ElicitRequest) -> Question:
                 command=request.command,
                 display=request.display,
                 trigger=request.tag,
+                argv=request.argv,
             )
         case ElicitRequestConfirm():
             return ConfirmQuestion(request.question)
@@ -392,6 +394,10 @@ def _reply(request: ElicitRequest, answer: Answer, sender: Identity) -> Message:
         case ElicitRequestApprove(), ApprovalChoice():
             return ElicitReplyApprove(
                 **header, question_id=question_id, choice=ElicitChoice(answer.value)
+            )
+        case ElicitRequestApprove(), DeclineWithReason():
+            return ElicitReplyApprove(
+                **header, question_id=question_id, choice=ElicitChoice.NO, reason=answer.sentence
             )
         case ElicitRequestConfirm(), bool():
             return ElicitReplyConfirm(**header, question_id=question_id, confirmed=answer)

@@ -4,6 +4,8 @@ The gate is default-deny. It first asks whether anybody could be asked at all, a
 consults grants, so a grant restored from a journal never runs a gated command with nobody
 present. A standing grant (an "always" answer) covers a tool by name for the rest of the
 conversation, whatever its arguments; a call approval covers one call by id and is spent by it.
+A decline may carry the operator's sentence, which the model reads inside the refusal: the
+decision is as final as a plain No.
 
 An "always" answer is honored at once but staged: the loop journals it as a decision only after
 the call it was given for is answered, so a crash in between loses the grant and the resume asks
@@ -17,7 +19,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fisk_ai.tools.questions import ApprovalChoice, ApprovalQuestion, Prompter
+from fisk_ai.tools.questions import (
+    ApprovalChoice,
+    ApprovalQuestion,
+    DeclineWithReason,
+    Prompter,
+)
 
 __all__ = ["FINAL", "NO_OPERATOR", "ConfirmGate", "GateVerdict", "denial_content"]
 
@@ -41,7 +48,10 @@ def denial_content(reason: str) -> str:
     )
 
 
-def declined_reason(command: str) -> str:
+def declined_reason(command: str, said: str = "") -> str:
+    """Why the call did not run, for the model; ``said`` is the operator's own sentence."""
+    if said:
+        return f'the operator declined to run "{command}" and said: "{said}"; {FINAL}'
     return f'the operator declined to run "{command}"; {FINAL}'
 
 
@@ -82,7 +92,8 @@ class ConfirmGate:
             return GateVerdict(True)
         if answer is ApprovalChoice.ONCE:
             return GateVerdict(True)
-        return GateVerdict(False, declined_reason(question.display))
+        said = answer.sentence if isinstance(answer, DeclineWithReason) else ""
+        return GateVerdict(False, declined_reason(question.display, said))
 
     def take_staged(self, tool_use_id: str) -> str | None:
         """The tool granted "always" by the answer to this call, once its result is journaled."""

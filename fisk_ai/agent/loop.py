@@ -8,6 +8,12 @@ lookup, describe and gating on the original call, PreToolUse, argument validatio
 gate, dependencies, the takeover check, and execution followed by PostToolUse. Every result is
 journaled as it lands, and all of them go back to the model as one user message.
 
+A stop is heard at once where nothing is lost by it. A model call in flight is cancelled, since
+it has no side effect: nothing is journaled for it and the turn ends suspended, so the next turn
+asks the model again. No tool starts once a stop was asked (the calls not started stay
+unanswered in the journal, for the resume to run once each); a tool already running finishes, or
+meets its own timeout, and its result is journaled.
+
 A tool may defer instead of answering. Its call is journaled as deferred, never as a result, and
 the rest of the batch still runs; the turn then ends suspended with nothing sent back, because
 the model API needs every call of a turn answered before it is called again.
@@ -59,6 +65,7 @@ from fisk_ai.llm.types import (
     STOP_REFUSAL,
     Message,
     Request,
+    Response,
     Role,
     ThinkingBlock,
     ToolResultBlock,
@@ -137,6 +144,7 @@ def _waiting_message(run_id: str, calls: list[Deferred]) -> str:
 
 
 MODEL_CALL_FAILED = ErrorClass("model_call_failed")
+MODEL_CALL_STOPPED = ErrorClass("cancelled")
 TOOL_CALL_FAILED = ErrorClass("tool_error")
 
 
@@ -166,6 +174,11 @@ class Crash(Exception):
 
 class Aborted(Exception):
     """A hook asked for something that must not be dispatched; the message says what."""
+
+
+class StoppedBeforeStart(Exception):
+    """A stop was asked before the call's tool started, so it was not started: the call stays
+    unanswered in the journal and the turn ends suspended."""
 
 
 class JournalLost(Exception):
@@ -375,10 +388,13 @@ class AgentLoop:
             span.content("gen_ai.input.messages", lambda: messages_json(sent))
             try:
                 with retries_reported_to(partial(self._report_retry, iteration)):
-                    response = await self._provider.call(request)
+                    response = await self._reply_unless_stopped(request)
             except FiskError as exc:
                 span.fail(MODEL_CALL_FAILED)
                 return Failed(str(exc))
+            if response is None:
+                span.fail(MODEL_CALL_STOPPED)
+                return Suspended()
             span.usage(response.usage.input_tokens, response.usage.output_tokens)
             span.finish_reasons(response.stop_reason)
             span.content("gen_ai.output.messages", lambda: messages_json((response.message,)))
@@ -423,6 +439,26 @@ class AgentLoop:
             return self.budget_end(state.usage)
         return await self._run_batch(state, tools, calls, calls, ())
 
+    async def _reply_unless_stopped(self, request: Request) -> Response | None:
+        """The model's reply, or None when a stop was asked before it came: the call in flight
+        is cancelled then. A reply that lands together with the stop is kept, since it is paid
+        for and journaling it repeats nothing."""
+        if self._suspend.is_set():
+            return None
+        calling = asyncio.ensure_future(self._provider.call(request))
+        stopping = asyncio.ensure_future(self._suspend.wait())
+        try:
+            await asyncio.wait((calling, stopping), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not calling.done():
+                calling.cancel()
+                # Waited on, not awaited: the call's own CancelledError is no cancel of this task.
+                await asyncio.wait((calling,))
+        if calling.cancelled():
+            return None
+        return calling.result()
+
     def _emit_prose(self, message: Message, *, final: bool) -> None:
         provider = self._provider.capabilities.provider
         for block in message.content:
@@ -456,9 +492,14 @@ class AgentLoop:
         deferred: list[Deferred] = []
         for call in calls:
             try:
+                if self._suspend.is_set():
+                    raise StoppedBeforeStart
                 answer = await self._run_call(call, tools)
             except QuestionInterrupted:
                 return Suspended(INTERRUPTED)
+            except StoppedBeforeStart:
+                # The calls not started stay unanswered in the journal: a resume runs them.
+                return deferred_turn(self._journal.run_id, deferred) if deferred else Suspended()
             if isinstance(answer, Deferred):
                 deferred.append(answer)
             else:
@@ -519,7 +560,8 @@ class AgentLoop:
         # 5. The confirm gate, when the original or the effective tool is gated.
         trigger = self._trigger(tool) or original_trigger
         if trigger is not None:
-            verdict = await self._gate.decide(self._approval_question(call, tool, trigger))
+            question = self._approval_question(call, tool, trigger, arguments)
+            verdict = await self._gate.decide(question)
             if not verdict.allowed:
                 return await self._answer(call, tool, Outcome(denial_content(verdict.reason)))
 
@@ -530,7 +572,10 @@ class AgentLoop:
         if tool.presentation is Presentation.COMMAND:
             deps = ExecDeps(work_dir=self._settings.work_dir, timeout=self._settings.tool_timeout)
 
-        # 7. The last check before an irreversible effect: the session must still be ours.
+        # 7. The last checks before an irreversible effect: no stop was asked meanwhile (a hook
+        # or the gate may have taken a while), and the session must still be ours.
+        if self._suspend.is_set():
+            raise StoppedBeforeStart
         await self._journal.ensure_ours()
 
         # 8. Execute, put the timeout text in place, then PostToolUse sees the final outcome.
@@ -580,9 +625,15 @@ class AgentLoop:
             return tool.confirm_trigger(self._settings.confirm_tags)
         return None
 
-    def _approval_question(self, call: ToolUseBlock, tool: Tool, trigger: str) -> ApprovalQuestion:
+    def _approval_question(
+        self, call: ToolUseBlock, tool: Tool, trigger: str, arguments: Mapping[str, Any]
+    ) -> ApprovalQuestion:
+        argv: tuple[str, ...] = ()
         if isinstance(tool, ShowsCommand):
             command, display = tool.command_line, tool.display(call.input)
+            if tool.presentation is Presentation.COMMAND:
+                # The vector the command will run with, which _argv_problem already built once.
+                argv = tuple(tool.argv(arguments))
         else:
             command, display = tool.name, f"{tool.name} {call.input}".strip()
         return ApprovalQuestion(
@@ -591,6 +642,7 @@ class AgentLoop:
             command=command,
             display=display,
             trigger=trigger,
+            argv=argv,
         )
 
     def _emit_call(self, call: ToolUseBlock, tool: Tool | None) -> None:

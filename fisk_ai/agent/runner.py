@@ -11,9 +11,10 @@ calls the last turn left unanswered and carries on.
 The journal is read once per turn at most: from then on the runner folds the records it read
 plus the ones it appended, which are the journal for as long as it holds the session.
 
-Suspend is an ``asyncio.Event`` the caller sets (the first Ctrl-C, a SIGTERM). The loop notices it
-at its next boundary, so the step in flight finishes and is journaled, and nothing runs after the
-last record: a clean suspend resumes without repeating a model call or a tool call.
+Suspend is an ``asyncio.Event`` the caller sets (the first Ctrl-C, a SIGTERM, a cancel). A model
+call in flight is cancelled at once and journaled as nothing; a tool already running finishes and
+is journaled; no tool starts after it. Nothing runs after the last record, so a clean suspend
+resumes without repeating a model call or a tool call.
 """
 
 from __future__ import annotations

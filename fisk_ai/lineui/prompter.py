@@ -2,7 +2,8 @@
 
 The approval list puts No first so a reflexive Enter declines. Model-supplied text is stripped of
 control sequences before it is shown, so an argument cannot spoof what the operator reads.
-Interrupting a question, or closing its input, is not an answer: it raises QuestionInterrupted.
+Interrupting a question, or closing its input, is not an answer: it raises QuestionInterrupted
+(InputClosed for the closed input, which the line surface takes as a stop of the run).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from fisk_ai.multiplex import PaneState, Reporter
 from fisk_ai.presentation import CALL_PREFIX, blocked_reason
 from fisk_ai.tools.questions import (
     Answer,
+    ApprovalAnswer,
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
+    DeclineWithReason,
     InputQuestion,
     Question,
     QuestionInterrupted,
@@ -27,13 +30,17 @@ from fisk_ai.tools.questions import (
 from fisk_ai.util.sanitize import single_line
 
 APPROVAL_CHOICES = (
-    (ApprovalChoice.NO, "No, do not run it"),
-    (ApprovalChoice.ONCE, "Yes, run it once"),
-    (
-        ApprovalChoice.ALWAYS,
-        'Yes, and allow "{command}" (any arguments) for the rest of this conversation',
-    ),
+    ("1", ApprovalChoice.NO, "No, do not run it"),
+    ("2", ApprovalChoice.ONCE, "Yes, run it once"),
+    ("3", ApprovalChoice.ALWAYS, "Always: {always}"),
+    ("4", ApprovalChoice.NO, "No, and tell the agent why"),
 )
+"""The numbered choices, No first; the fourth asks for the sentence the model reads."""
+TELL_WHY = "4"
+
+
+class InputClosed(QuestionInterrupted):
+    """The input ended (Ctrl-D, a closed stdin) while a question waited on it."""
 
 
 class TerminalPrompter:
@@ -79,26 +86,28 @@ class TerminalPrompter:
             return await self._select(question)
         return await self._input_text(question)
 
-    async def _approve(self, question: ApprovalQuestion) -> ApprovalChoice:
+    async def _approve(self, question: ApprovalQuestion) -> ApprovalAnswer:
         command = single_line(question.command)
         self._write(
             f'\nconfirmation required: "{command}" carries tag "{single_line(question.trigger)}"\n'
-            f"{CALL_PREFIX}{single_line(question.display, 2000)}\n"
+            f"{CALL_PREFIX}{' '.join(question.shell_words())}\n"
             "Run this command?\n"
         )
-        for number, (_, label) in enumerate(APPROVAL_CHOICES, start=1):
-            self._write(f"  {number}) {label.format(command=command)}\n")
+        for number, _, label in APPROVAL_CHOICES:
+            self._write(f"  {number}) {label.format(always=question.always_covers())}\n")
         while True:
-            reply = (await self._read("Choice [1]: ")).strip()
-            if reply in ("", "1"):
-                return ApprovalChoice.NO
-            if reply in ("2", "3"):
-                choice = APPROVAL_CHOICES[int(reply) - 1][0]
-                if choice is ApprovalChoice.ALWAYS:
-                    self._write(
-                        f'confirmation: will not ask again for "{command}" this conversation\n'
-                    )
-                return choice
+            reply = (await self._read("Choice [1]: ")).strip() or "1"
+            chosen = next(
+                (choice for number, choice, _ in APPROVAL_CHOICES if number == reply), None
+            )
+            if chosen is None:
+                continue
+            if reply == TELL_WHY:
+                said = (await self._read("Why (one line, the agent reads it): ")).strip()
+                return DeclineWithReason(said) if said else ApprovalChoice.NO
+            if chosen is ApprovalChoice.ALWAYS:
+                self._write(f'confirmation: will not ask again for "{command}" this conversation\n')
+            return chosen
 
     async def _select(self, question: SelectQuestion) -> int | None:
         self._write(f"\n{single_line(question.question, 500)}\n")
@@ -141,7 +150,7 @@ class TerminalPrompter:
                 chunk = b""
             if not chunk:
                 if not pending.done():
-                    pending.set_exception(QuestionInterrupted("the input was closed"))
+                    pending.set_exception(InputClosed("the input was closed"))
                 return
             buffer.extend(chunk)
             if b"\n" in buffer and not pending.done():

@@ -1,8 +1,9 @@
 """`fisk run` on the line surface: reach the agent over a2a, run one turn, print the answer.
 
 stdout receives the answer and nothing else; the calls, narration, warnings, the summary and how
-to continue go to stderr. The first Ctrl-C (or SIGTERM) asks the run to stop at its next safe
-point; the second gives up.
+to continue go to stderr. The first Ctrl-C (or SIGTERM) asks the run to stop; the second gives
+up. End of input (Ctrl-D) at a question is the first Ctrl-C too: the question is given up, not
+answered, and the run ends suspended.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from fisk_ai.agent.outcome import Completed, RunResult, resumable, waits
-from fisk_ai.lineui.prompter import TerminalPrompter
+from fisk_ai.lineui.prompter import InputClosed, TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, write_answer
 from fisk_ai.multiplex import PaneState, Reporter
 from fisk_ai.presentation import RunSummary, resume_hint, summary_line
@@ -28,8 +29,10 @@ from fisk_ai.util.sanitize import single_line
 if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
     from fisk_ai.telemetry import Delivery
+    from fisk_ai.tools.questions import Answer, Question
 
-SUSPEND_NOTICE = "stop requested: finishing the current step; press ^C again to give up"
+SUSPEND_NOTICE = "stop requested: a running command is let finish; press ^C again to give up"
+INPUT_CLOSED_NOTICE = "end of input at the question: stopping the run; press ^C to give up"
 EXIT_INTERRUPTED = 130
 
 
@@ -47,23 +50,24 @@ async def _run(options: RunOptions) -> int:
         verbose=options.verbose,
         width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
     )
-    prompters: list[TerminalPrompter] = []
+    interrupts = _Interrupts()
 
-    def terminal_prompter(reporter: Reporter) -> TerminalPrompter:
-        prompters.append(TerminalPrompter(sys.stdin, sys.stderr, reporter=reporter))
-        return prompters[0]
+    def terminal_prompter(reporter: Reporter) -> _EndOfInputStops:
+        prompter = TerminalPrompter(sys.stdin, sys.stderr, reporter=reporter)
+        interrupts.prompter = prompter
+        return _EndOfInputStops(prompter, interrupts)
 
     async with hosted_run(
         options, events=surface, prompter_for=terminal_prompter, warn=stderr_line
     ) as hosted:
-        conversation, reporter, prompter = hosted.conversation, hosted.reporter, prompters[0]
+        conversation, reporter = hosted.conversation, hosted.reporter
         reporter.report(PaneState.WORKING)
         turn = asyncio.ensure_future(
             conversation.resume(options.resume, force=options.force)
             if options.resume
             else conversation.start(options.prompt)
         )
-        with _interrupts(conversation, prompter, turn):
+        with interrupts.watching(conversation, turn):
             try:
                 result = await turn
             except asyncio.CancelledError:
@@ -126,39 +130,70 @@ def _exit_code(result: RunResult) -> int:
     return 1
 
 
-@contextlib.contextmanager
-def _interrupts(
-    conversation: AgentConversation, prompter: TerminalPrompter, turn: asyncio.Future[RunResult]
-) -> Iterator[None]:
-    """First SIGINT/SIGTERM: ask the turn to stop at its next safe point (a question on screen
-    is given up, which is not an answer). Second: give the run up at once."""
-    loop = asyncio.get_running_loop()
-    presses = 0
-    stopping: set[asyncio.Task[None]] = set()
+class _Interrupts:
+    """How the operator stops the run. The first SIGINT or SIGTERM, or end of input at a
+    question, asks the turn to stop (a question on screen is given up, which is not an answer);
+    a second interrupt gives the run up at once."""
 
-    async def stop() -> None:
-        # Said once the agent has the request, so "finishing the current step" is already true.
-        await conversation.stop()
-        stderr_line(f"\n{SUSPEND_NOTICE}")
-        prompter.interrupt()
+    def __init__(self) -> None:
+        self.prompter: TerminalPrompter | None = None
+        self._conversation: AgentConversation | None = None
+        self._turn: asyncio.Future[RunResult] | None = None
+        self._stopping: asyncio.Task[None] | None = None
 
-    def interrupted() -> None:
-        nonlocal presses
-        presses += 1
-        if presses == 1:
-            task = loop.create_task(stop())
-            stopping.add(task)
-            task.add_done_callback(stopping.discard)
-        else:
-            turn.cancel()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, interrupted)
-    try:
-        yield
-    finally:
+    @contextlib.contextmanager
+    def watching(
+        self, conversation: AgentConversation, turn: asyncio.Future[RunResult]
+    ) -> Iterator[None]:
+        """Take SIGINT and SIGTERM as interrupts of ``turn`` until the block ends."""
+        self._conversation, self._turn = conversation, turn
+        loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
+            loop.add_signal_handler(signum, self._interrupted)
+        try:
+            yield
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    async def input_closed(self) -> None:
+        """End of input at a question: the first interrupt, done before the question is given
+        up, so the agent drops the question rather than take it for nobody's answer."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop(INPUT_CLOSED_NOTICE))
+        await asyncio.shield(self._stopping)
+
+    def _interrupted(self) -> None:
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop(SUSPEND_NOTICE))
+        elif self._turn is not None:
+            self._turn.cancel()
+
+    async def _stop(self, notice: str) -> None:
+        # Said once the agent has the request, so what it says is already under way.
+        if self._conversation is not None:
+            await self._conversation.stop()
+        stderr_line(f"\n{notice}")
+        if self.prompter is not None:
+            self.prompter.interrupt()
+
+
+class _EndOfInputStops:
+    """The terminal prompter, where end of input at a question stops the run first."""
+
+    def __init__(self, prompter: TerminalPrompter, interrupts: _Interrupts) -> None:
+        self._prompter = prompter
+        self._interrupts = interrupts
+
+    def can_prompt(self) -> bool:
+        return self._prompter.can_prompt()
+
+    async def ask(self, question: Question) -> Answer:
+        try:
+            return await self._prompter.ask(question)
+        except InputClosed:
+            await self._interrupts.input_closed()
+            raise
 
 
 def stderr_line(text: str) -> None:

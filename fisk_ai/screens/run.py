@@ -629,6 +629,13 @@ class RunScreen(Screen[None]):
             case _:
                 assert_never(question)
 
+    def on_question_modal_held_back(self, message: QuestionModal.HeldBack) -> None:
+        """A key typed for the chat bar reached a question as it opened: it lands in the bar."""
+        if message.key == "paste":
+            self.chat.insert(message.text)
+        else:
+            self.chat.take_key(message.key, message.text or None)
+
     def _ask(
         self, modal: QuestionModal[QuestionT, AnswerT], answer: asyncio.Future[Answer]
     ) -> None:

@@ -19,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.events import Print
 
 from fisk_ai.agent.outcome import Abandoned, RunResult
+from fisk_ai.screens.question import QuestionModal
 from fisk_ai.screens.run import RunScreen
 from fisk_ai.tui.bridge import RunBridge
 from fisk_ai.tui.setup import RunSetup
@@ -26,8 +27,7 @@ from fisk_ai.tui.status import Counters, RunState
 from fisk_ai.tui.theme import terminal_theme
 from fisk_ai.workstation.commands import RunCommands
 
-
-DRAFT_DISCARDED = "chat bar emptied (Ctrl-Z brings it back); Ctrl-C on an empty bar leaves"
+DRAFT_DISCARDED = "chat bar emptied; Ctrl-Z brings it back"
 LEAVE_ARMED = "press Ctrl-C again to leave (or Ctrl-D)"
 
 
@@ -82,7 +82,10 @@ class FiskApp(App[None]):
 
     def action_interrupt(self) -> None:
         screen = self.run_screen
-        chat_shown = self.screen is screen
+        # A question still in its guard was not seen yet: the press was meant for the bar.
+        question = self.screen
+        unseen_question = isinstance(question, QuestionModal) and not question.answerable.is_set()
+        chat_shown = self.screen is screen or unseen_question
         if chat_shown and screen.chat.discard_draft():
             self.notify(DRAFT_DISCARDED, timeout=3, markup=False)
         elif screen.turn_running and not screen.stop_requested:

@@ -13,6 +13,11 @@ while hosting closes the app and is told, in one sentence, on the restored termi
 While the app runs, standard error is captured (library logging included) and written out after
 the terminal is restored, with the warnings, the answer on stdout and the resume hint and
 summary line on stderr, so all of it survives in the scrollback.
+
+A SIGTERM is the first Ctrl-C followed by leaving: a turn in flight is asked to stop, the app
+leaves once it has ended suspended (a running tool's result journaled), and the terminal is
+restored and reprinted as on any exit. With no turn running it leaves at once; a second SIGTERM
+while the stop waits gives the turn up, as a second Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import io
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -175,7 +181,7 @@ async def _host(options: RunOptions, check: ConfigCheck | None) -> int:
     app = FiskApp(bridge, _starting_setup(options, check))
     hosting = _Hosting()
     captured = io.StringIO()
-    with _logging_into(captured):
+    with _logging_into(captured), _terminated_as_stopped(app):
         app_running = asyncio.create_task(app.run_async())
         drawn = asyncio.create_task(app.first_frame.wait())
         await asyncio.wait({app_running, drawn}, return_when=asyncio.FIRST_COMPLETED)
@@ -354,6 +360,29 @@ def _import_for_hosting() -> None:
     # A failure here resurfaces, with its real cause, at the first call that needs the SDK.
     with contextlib.suppress(Exception):
         import anthropic  # noqa: F401
+
+
+@contextlib.contextmanager
+def _terminated_as_stopped(app: FiskApp) -> Iterator[None]:
+    """While the app runs, a SIGTERM stops the turn and then leaves (see ``terminate``)."""
+    loop = asyncio.get_running_loop()
+    # The handler runs outside the app's message loop; the app takes it as one of its messages.
+    loop.add_signal_handler(signal.SIGTERM, lambda: app.call_later(terminate, app))
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def terminate(app: FiskApp) -> None:
+    """SIGTERM: stop the turn in flight as the first Ctrl-C does, and leave once it has ended;
+    leave at once when no turn runs or a stop already waits."""
+    screen = app.run_screen
+    if not screen.turn_running or screen.stop_requested:
+        app.exit()
+        return
+    app.watch(screen, "turn_running", lambda running: None if running else app.exit(), init=False)
+    screen.request_stop()
 
 
 def _mark_first_frame() -> None:

@@ -105,6 +105,13 @@ CALLER_MESSAGES: list[Message] = [
     ),
     new_request(RequestRead, sender=CALLER, conversation_token=TOKEN, replay=200),
     new_request(ElicitReplyApprove, sender=CALLER, question_id="q1", choice=ElicitChoice.ALWAYS),
+    new_request(
+        ElicitReplyApprove,
+        sender=CALLER,
+        question_id="q1",
+        choice=ElicitChoice.NO,
+        reason="use the staging cluster",
+    ),
     new_request(ElicitReplyConfirm, sender=CALLER, question_id="q1", confirmed=False),
     new_request(ElicitReplySelect, sender=CALLER, question_id="q1", index=0),
     new_request(ElicitReplyInput, sender=CALLER, question_id="q1", value=""),
@@ -166,6 +173,7 @@ AGENT_MESSAGES: list[Message] = [
         display="stream rm ORDERS --force",
         tag="ai:confirm",
         wait_ms=120_000,
+        argv=("stream", "rm", "--force", "--", "prod; rm -rf / $(whoami)"),
     ),
     _reply(ElicitRequestConfirm, 11, question_id="q2", question="Proceed?", wait_ms=60_000),
     _reply(

@@ -3,7 +3,13 @@ import json
 import pytest
 
 from fisk_ai.agent.gate import NO_OPERATOR, ConfirmGate, GateVerdict, denial_content
-from fisk_ai.tools.questions import ApprovalChoice, ApprovalQuestion, QuestionInterrupted
+from fisk_ai.tools.questions import (
+    DECLINE_REASON_LIMIT,
+    ApprovalChoice,
+    ApprovalQuestion,
+    DeclineWithReason,
+    QuestionInterrupted,
+)
 from tests.fakes.prompter import INTERRUPT, ScriptedPrompter
 
 
@@ -78,3 +84,35 @@ async def test_an_interrupt_is_not_an_answer() -> None:
 def test_a_denial_is_sent_as_compact_json() -> None:
     assert json.loads(denial_content("no")) == {"allowed": False, "reason": "no"}
     assert denial_content("no") == '{"allowed":false,"reason":"no"}'
+
+
+async def test_a_decline_with_a_sentence_gives_the_model_the_sentence_and_stays_final() -> None:
+    prompter = ScriptedPrompter([DeclineWithReason("use the staging cluster")])
+
+    verdict = await ConfirmGate(prompter).decide(question())
+
+    assert verdict == GateVerdict(
+        False,
+        'the operator declined to run "stream rm -- ORDERS" and said: '
+        '"use the staging cluster"; this decision is final, do not retry',
+    )
+
+
+async def test_the_sentence_is_one_line_without_control_sequences_and_bounded() -> None:
+    hostile = "stop\x1b[2J\nnow " + "x" * (DECLINE_REASON_LIMIT * 2)
+    prompter = ScriptedPrompter([DeclineWithReason(hostile)])
+
+    verdict = await ConfirmGate(prompter).decide(question())
+
+    said = verdict.reason.split(' and said: "', 1)[1].rsplit('"; ', 1)[0]
+    assert said.startswith("stop now xxx")
+    assert "\x1b" not in said and "\n" not in said
+    assert len(said) <= DECLINE_REASON_LIMIT + len("...")
+
+
+async def test_an_empty_sentence_is_a_plain_decline() -> None:
+    verdict = await ConfirmGate(ScriptedPrompter([DeclineWithReason("  ")])).decide(question())
+
+    assert verdict.reason == (
+        'the operator declined to run "stream rm -- ORDERS"; this decision is final, do not retry'
+    )

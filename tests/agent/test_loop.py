@@ -220,6 +220,23 @@ async def test_declining_tells_the_model_the_decision_is_final(
     }
 
 
+async def test_the_approval_carries_the_argument_vector_the_command_would_run(
+    store: FileSessionStore, sink: RecordingSink, app_tools: tuple[Tool, ...]
+) -> None:
+    prompter = ScriptedPrompter([ApprovalChoice.NO])
+    provider = ScriptedProvider(
+        [calls(call("t1", "stream_rm", {"stream": "prod; rm -rf /"})), answer("ok")]
+    )
+    async with make_runner(
+        provider=provider, tools=toolset(*app_tools), store=store, events=sink, prompter=prompter
+    ) as runner:
+        await runner.start("go")
+
+    [asked] = prompter.questions
+    assert isinstance(asked, ApprovalQuestion)
+    assert asked.argv == ("stream", "rm", "--", "prod; rm -rf /")
+
+
 async def test_a_confirm_tags_entry_gates_like_ai_confirm(
     store: FileSessionStore, sink: RecordingSink, app_tools: tuple[Tool, ...]
 ) -> None:
@@ -516,7 +533,7 @@ async def test_the_tool_set_is_taken_once_per_model_call(
     assert [tool.name for tool in provider.requests[1].tools] == ["first"]
 
 
-async def test_a_suspend_is_noticed_at_the_next_boundary(
+async def test_a_suspend_asked_by_a_running_tool_starts_no_later_call_of_its_batch(
     store: FileSessionStore, sink: RecordingSink
 ) -> None:
     suspend = asyncio.Event()
@@ -537,7 +554,7 @@ async def test_a_suspend_is_noticed_at_the_next_boundary(
         result = await runner.start("go")
 
     assert isinstance(result.outcome, Suspended)
-    assert later.executed == ["{}"]
+    assert later.executed == []
     assert provider.calls == 1
     assert payloads(await store.read(result.session_id))[-1] == Terminal(TerminalReason.SUSPENDED)
 

@@ -16,6 +16,7 @@ from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
+    DeclineWithReason,
     InputQuestion,
     QuestionInterrupted,
     SelectQuestion,
@@ -57,6 +58,40 @@ async def test_approval_choices_with_no_first(
     shown = screen.getvalue()
     assert 'confirmation required: "stream rm" carries tag "ai:confirm"' in shown
     assert shown.index("No, do not run it") < shown.index("Yes, run it once")
+
+
+async def test_four_declines_with_the_sentence_typed_next(
+    terminal: tuple[int, io.TextIOWrapper],
+) -> None:
+    controller, reader = terminal
+    prompter, screen = prompter_on(reader)
+    os.write(controller, b"4\nuse the staging cluster\n")
+    assert await prompter.ask(APPROVAL) == DeclineWithReason("use the staging cluster")
+    assert "  4) No, and tell the agent why" in screen.getvalue()
+
+
+async def test_four_with_no_sentence_is_a_plain_no(terminal: tuple[int, io.TextIOWrapper]) -> None:
+    controller, reader = terminal
+    prompter, _ = prompter_on(reader)
+    os.write(controller, b"4\n\n")
+    assert await prompter.ask(APPROVAL) is ApprovalChoice.NO
+
+
+async def test_an_approval_shows_each_argument_quoted_and_what_always_covers(
+    terminal: tuple[int, io.TextIOWrapper],
+) -> None:
+    controller, reader = terminal
+    prompter, screen = prompter_on(reader)
+    argv = ("stream", "rm", "--", "prod; rm -rf / $(whoami)")
+    hostile = ApprovalQuestion("tu_1", "stream_rm", "stream rm", " ".join(argv), "ai:confirm", argv)
+    os.write(controller, b"1\n")
+    await prompter.ask(hostile)
+    shown = screen.getvalue()
+    assert "-> stream rm -- 'prod; rm -rf / $(whoami)'\n" in shown
+    assert (
+        '  3) Always: run "stream rm" with any arguments, without asking, '
+        "for the rest of this conversation\n"
+    ) in shown
 
 
 async def test_model_text_is_sanitised_before_it_is_shown(

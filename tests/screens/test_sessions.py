@@ -14,6 +14,7 @@ from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.sessions import FileSessionStore, SessionSummary
 from fisk_ai.workstation.sessions_app import SessionsApp
+from tests.screens.answerable import until_answerable
 from tests.screens.journals import small_journal, stream_report, write_journal
 from tests.screens.screen_host import ScreenHost
 
@@ -135,6 +136,7 @@ async def test_d_removes_a_session_after_confirming(tmp_path: Path) -> None:
         await until_loaded(app)
         await pilot.press(*"fleet", "enter", "d")
         assert isinstance(app.screen, ConfirmScreen)
+        await until_answerable(app)
         await pilot.press("right", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -146,7 +148,9 @@ async def test_declining_the_removal_keeps_the_session(tmp_path: Path) -> None:
     app = SessionsApp(three_sessions(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await until_loaded(app)
-        await pilot.press(*"fleet", "enter", "d", "enter")
+        await pilot.press(*"fleet", "enter", "d")
+        await until_answerable(app)
+        await pilot.press("enter")
         await app.workers.wait_for_complete()
         assert (tmp_path / "fleet-hello.json").exists()
         assert listed(app) == ["fleet-hello"]

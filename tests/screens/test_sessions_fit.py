@@ -17,6 +17,7 @@ from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.sessions import FileSessionStore, fold
 from fisk_ai.workstation.sessions_app import SessionsApp
+from tests.screens.answerable import until_answerable
 from tests.screens.endings import (
     ENDINGS,
     NOW,
@@ -218,7 +219,9 @@ def four_sessions(directory: Path) -> list[str]:
 
 async def remove_highlighted(app: App[str], pilot: Pilot[str]) -> None:
     """``d``, then Yes in the confirmation (No is focused first)."""
-    await pilot.press("d", "right", "enter")
+    await pilot.press("d")
+    await until_answerable(app)
+    await pilot.press("right", "enter")
     await loaded(app)
     await pilot.pause()
 

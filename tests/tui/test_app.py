@@ -11,6 +11,7 @@ from fisk_ai.tui.status import RunState
 from fisk_ai.tui.transcript import BlockKind
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import Reply, answer, call, calls
+from tests.screens.answerable import until_answerable
 from tests.tui.workstation import running
 
 
@@ -27,8 +28,12 @@ async def settle(app: FiskApp, pilot: Pilot[None]) -> None:
 
 
 async def until_question(app: FiskApp, pilot: Pilot[None]) -> None:
+    """Wait until an approval is up and takes keys, or the turn has ended."""
     for _ in range(200):
-        if isinstance(app.screen, ApprovalScreen) or not app.run_screen.turn_running:
+        if isinstance(app.screen, ApprovalScreen):
+            await until_answerable(app)
+            return
+        if not app.run_screen.turn_running:
             return
         await pilot.pause()
 
@@ -68,7 +73,7 @@ async def test_a_gated_command_raises_the_approval_modal_with_no_focused(tmp_pat
         await until_question(app, pilot)
         assert isinstance(app.screen, ApprovalScreen)
         assert isinstance(app.focused, Button)
-        assert str(app.focused.label) == "No"
+        assert str(app.focused.label) == "No 1/n"
         assert app.run_screen.run_state is RunState.BLOCKED
         assert "[blocked]" in str(app.run_screen.query_one("#status").render())
         await pilot.press("right", "enter")  # Once

@@ -11,6 +11,7 @@ from fisk_ai.config import Mode, parse
 from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.tools.questions import ConfirmQuestion
 from fisk_ai.workstation.app import FiskApp
+from tests.screens.answerable import until_answerable
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 
 
@@ -30,6 +31,7 @@ async def test_a_question_rings_the_bell_unless_the_file_says_no_bell(no_bell: b
         asking = asyncio.ensure_future(bridge.ask(ConfirmQuestion("remove ORDERS?")))
         while not isinstance(app.screen, ConfirmScreen):
             await pilot.pause()
+        await until_answerable(app)
         await pilot.press("escape")
         assert await asking is False
     assert len(rung) == (0 if no_bell else 1)

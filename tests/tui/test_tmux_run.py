@@ -116,6 +116,8 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
             pane.wait_until(lambda: "Run this command?" in pane.screen(), "the approval modal")
             pane.wait_until(lambda: pane.state() == "blocked", "@fisk_state blocked")
             assert '"stream rm" carries tag "ai:confirm"' in pane.screen()
+            # Keys reaching a question in its first moments are held back, not an answer.
+            pane.wait_until(lambda: "keys:" in pane.screen(), "the approval to take keys")
 
             pane.tmux("send-keys", "-t", "run", "Right", "Enter")
             pane.wait_until(lambda: len(api.requests) == 2, "the model asked again")

@@ -14,6 +14,7 @@ from fisk_ai.serve.prompts import LOCAL, ConversationNaming
 from fisk_ai.tui.status import RunState
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import ScriptedProvider, call, calls
+from tests.screens.answerable import until_answerable
 from tests.tui.workstation import build_app
 
 SIZE = (100, 24)
@@ -83,6 +84,7 @@ def test_the_approval_modal(snap_compare: SnapCompare, tmp_path: Path) -> None:
     async def until_the_question(pilot: Pilot[None]) -> None:
         while not isinstance(pilot.app.screen, ApprovalScreen):
             await pilot.pause()
+        await until_answerable(pilot.app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=until_the_question)
 
@@ -126,6 +128,7 @@ def test_at_an_approval(snap_compare: SnapCompare, tmp_path: Path, size: tuple[i
         stop_the_clock(pilot)
         while not isinstance(pilot.app.screen, ApprovalScreen):
             await pilot.pause()
+        await until_answerable(pilot.app)
 
     assert snap_compare(app, terminal_size=size, run_before=until_the_question)
 

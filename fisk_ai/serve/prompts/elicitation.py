@@ -43,6 +43,7 @@ from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
+    DeclineWithReason,
     InputQuestion,
     NoOperator,
     Prompter,
@@ -158,10 +159,12 @@ class ElicitPrompter:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 restart.cancel()
-                if pending.answered in done:
-                    return pending.answered.result()
+                # A cancel heard with an answer wins: the surface that stopped the run sends the
+                # cancel before it gives its question up, and giving up is not an answer.
                 if stop in done:
                     raise QuestionInterrupted("the caller canceled the request")
+                if pending.answered in done:
+                    return pending.answered.result()
                 if self._draining():
                     raise QuestionInterrupted("the agent is draining and stopped waiting")
                 if restart not in done:
@@ -197,6 +200,7 @@ def _elicit_request(question: Question, question_id: str, wait_ms: int) -> Reply
                     command=question.command,
                     display=question.display,
                     tag=question.trigger,
+                    argv=question.argv,
                 )
             case ConfirmQuestion():
                 return ElicitRequestConfirm(
@@ -246,6 +250,8 @@ def _answer_for(question: Question, reply: ElicitReply) -> Answer:
         case _, ElicitReplyNoOperator():
             return None
         case ApprovalQuestion(), ElicitReplyApprove():
+            if reply.choice is ElicitChoice.NO and reply.reason.strip():
+                return DeclineWithReason(reply.reason)
             return ApprovalChoice(reply.choice.value)
         case ConfirmQuestion(), ElicitReplyConfirm():
             return reply.confirmed

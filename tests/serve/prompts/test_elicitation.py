@@ -9,6 +9,7 @@ the upstream schemas (ours when those are not beside the checkout).
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -28,8 +29,15 @@ from fisk_ai.a2a.messages import (
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.transport import Transport, cancel_subject, elicit_subject
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
+from fisk_ai.llm.types import ToolResultBlock
 from fisk_ai.tools.base import Tool
-from fisk_ai.tools.questions import Answer, ApprovalChoice, Question
+from fisk_ai.tools.questions import (
+    Answer,
+    ApprovalChoice,
+    ApprovalQuestion,
+    DeclineWithReason,
+    Question,
+)
 from tests.agent.conftest import FakeTool
 from tests.fakes.prompter import ScriptedPrompter
 from tests.fakes.provider import answer, call, calls
@@ -37,6 +45,7 @@ from tests.serve.prompts.engine import (
     CALLER,
     IDENTITY,
     WAIT,
+    Agent,
     Held,
     StartAgent,
     client,
@@ -140,3 +149,66 @@ async def test_a_waiting_for_a_question_nobody_asked_is_answered_404(
     await running
 
     assert refused.value.service_code == 404
+
+
+def tool_result_read_by_the_model(agent: Agent) -> str:
+    [result] = [
+        block
+        for block in agent.provider.requests[1].messages[-1].content
+        if isinstance(block, ToolResultBlock)
+    ]
+    return result.content
+
+
+async def test_an_approval_carries_the_argument_vector_to_the_caller(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    hostile = "prod; rm -rf / $(whoami)"
+    await agent(
+        app_tools,
+        (calls(call("t1", "stream_rm", {"stream": hostile})), answer("removed")),
+        elicit=True,
+    )
+    prompter = ScriptedPrompter([ApprovalChoice.ONCE])
+
+    await client(caller).ask("remove it", options=TurnOptions(prompter=prompter))
+
+    [question] = prompter.questions
+    assert isinstance(question, ApprovalQuestion)
+    assert question.argv == ("stream", "rm", "--", hostile)
+    assert question.shell_words()[-1] == f"'{hostile}'"
+
+
+async def test_a_decline_with_a_sentence_reaches_the_model_over_a2a(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    started = await agent(
+        app_tools,
+        (calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("staging then")),
+        elicit=True,
+    )
+    prompter = ScriptedPrompter([DeclineWithReason("use the staging cluster")])
+
+    await client(caller).ask("remove ORDERS", options=TurnOptions(prompter=prompter))
+
+    assert json.loads(tool_result_read_by_the_model(started))["reason"] == (
+        'the operator declined to run "stream rm -- ORDERS" and said: '
+        '"use the staging cluster"; this decision is final, do not retry'
+    )
+
+
+async def test_a_plain_no_as_a_go_peer_sends_it_is_a_decline_without_a_sentence(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    started = await agent(
+        app_tools,
+        (calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("fine")),
+        elicit=True,
+    )
+    prompter = ScriptedPrompter([ApprovalChoice.NO])
+
+    await client(caller).ask("remove ORDERS", options=TurnOptions(prompter=prompter))
+
+    assert json.loads(tool_result_read_by_the_model(started))["reason"] == (
+        'the operator declined to run "stream rm -- ORDERS"; this decision is final, do not retry'
+    )
