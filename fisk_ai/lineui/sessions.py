@@ -31,13 +31,13 @@ PROMPT_IN_SUMMARY = 200
 def summary(conversation: Conversation) -> str:
     meta = conversation.meta
     usage = conversation.usage
-    # The word every surface uses, with the journal's own reason beside it where they differ.
-    state, reason = session_state(conversation).value, conversation.status.value
-    status = state if state == reason else f"{state} (journal: {reason})"
     lines = [
         f"Session {single_line(conversation.run_id)}",
         "",
-        f"          Status: {status}",
+        # Status is the journal's reason, as the Go version prints it for scripts; State is the
+        # word the browser, the viewer and the ls listing use.
+        f"          Status: {conversation.status.value}",
+        f"           State: {session_state(conversation).value}",
         f"           Model: {single_line(meta.fingerprint.model) or '-'}",
         f"       Next iter: {conversation.next_iteration}",
         f"       LLM calls: {conversation.llm_calls}",

@@ -24,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -76,7 +76,10 @@ class QuestionModal(ModalScreen[AnswerT], Generic[QuestionT, AnswerT]):
         self._key_guard_seconds = key_guard_seconds
         self._current_since: float | None = None
         self._guard: Timer | None = None
-        self._beneath: Screen[object] | None = None
+        self.hand_back: Callable[[str, str], None] | None = None
+        """Where a key held back goes (its name and what it types), called at once so that it
+        lands before any key typed after the question closes; None posts it as ``HeldBack`` to
+        the screen beneath."""
         self._answered = False
 
     def dismiss(self, result: AnswerT | None = None) -> AwaitComplete:
@@ -94,8 +97,6 @@ class QuestionModal(ModalScreen[AnswerT], Generic[QuestionT, AnswerT]):
         # A key made before this event was typed before the question was up, whenever it is
         # handled; the guard itself runs from the first frame that shows the question.
         self._current_since = event.time
-        stack = self.app.screen_stack
-        self._beneath = stack[-2] if len(stack) > 1 else None
         self.call_after_refresh(self._start_guard)
 
     def _start_guard(self) -> None:
@@ -128,13 +129,18 @@ class QuestionModal(ModalScreen[AnswerT], Generic[QuestionT, AnswerT]):
                 self._start_guard()
             elif self._guard is not None:
                 self._start_guard()
-        if self._beneath is not None:
-            if isinstance(event, events.Paste):
-                held = self.HeldBack("paste", event.text)
-            else:
-                typed = event.character if event.is_printable else None
-                held = self.HeldBack(event.key, typed or "")
-            self._beneath.post_message(held)
+        if isinstance(event, events.Paste):
+            key, text = "paste", event.text
+        else:
+            key, text = event.key, (event.character if event.is_printable else None) or ""
+        if self.hand_back is not None:
+            self.hand_back(key, text)
+        else:
+            # Looked up when a key comes, since one can come before the question is shown.
+            stack = self.app.screen_stack
+            below = stack.index(self) - 1 if self in stack else len(stack) - 1
+            if below >= 0 and stack[below] is not self:
+                stack[below].post_message(self.HeldBack(key, text))
         return True
 
     def _stray(self, event: KeyOrPaste) -> bool:

@@ -629,12 +629,13 @@ class RunScreen(Screen[None]):
             case _:
                 assert_never(question)
 
-    def on_question_modal_held_back(self, message: QuestionModal.HeldBack) -> None:
-        """A key typed for the chat bar reached a question as it opened: it lands in the bar."""
-        if message.key == "paste":
-            self.chat.insert(message.text)
+    def _held_back(self, key: str, text: str) -> None:
+        """A key typed for the chat bar reached a question as it opened: it lands in the bar,
+        through the bar's own queue, behind the keys that reached the bar before the question."""
+        if key == "paste":
+            self.chat.call_later(self.chat.insert, text)
         else:
-            self.chat.take_key(message.key, message.text or None)
+            self.chat.call_later(self.chat.take_key, key, text or None)
 
     def _ask(
         self, modal: QuestionModal[QuestionT, AnswerT], answer: asyncio.Future[Answer]
@@ -669,6 +670,7 @@ class RunScreen(Screen[None]):
                 modal.dismiss(None)
 
         answer.add_done_callback(given_up)
+        modal.hand_back = self._held_back
         self.app.push_screen(modal, answered)
 
     def request_stop(self) -> None:

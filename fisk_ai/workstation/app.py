@@ -85,7 +85,15 @@ class FiskApp(App[None]):
         # A question still in its guard was not seen yet: the press was meant for the bar.
         question = self.screen
         unseen_question = isinstance(question, QuestionModal) and not question.answerable.is_set()
-        chat_shown = self.screen is screen or unseen_question
+        if self.screen is screen or unseen_question:
+            # Decided in the bar's own queue, behind the keys typed before it: whether there is
+            # a draft to empty depends on them.
+            screen.chat.call_later(self._interrupt, chat_shown=True)
+        else:
+            self._interrupt(chat_shown=False)
+
+    def _interrupt(self, *, chat_shown: bool) -> None:
+        screen = self.run_screen
         if chat_shown and screen.chat.discard_draft():
             self.notify(DRAFT_DISCARDED, timeout=3, markup=False)
         elif screen.turn_running and not screen.stop_requested:
@@ -97,6 +105,9 @@ class FiskApp(App[None]):
             self.notify(LEAVE_ARMED, timeout=3, markup=False)
 
     def action_leave(self) -> None:
+        self.run_screen.chat.call_later(self._leave)
+
+    def _leave(self) -> None:
         chat = self.run_screen.chat
         if not chat.text:
             self.exit()

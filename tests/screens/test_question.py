@@ -120,6 +120,31 @@ async def test_a_key_made_before_the_question_was_up_never_answers() -> None:
     assert app.answer is ApprovalChoice.NO
 
 
+async def test_a_key_the_question_does_not_take_goes_beneath_and_restarts_the_guard() -> None:
+    modal = ApprovalScreen(approval())
+    app = HostOverBeneath(modal)
+    async with app.run_test(size=SIZE) as pilot:
+        await until_answerable(app)
+        await pilot.press("h")
+        assert not modal.answerable.is_set()
+        assert "keys:" not in keys_line(app)
+        assert app.beneath.held == [("h", "h")]
+        await until_answerable(app)
+        await pilot.press("y")
+    assert app.answer is ApprovalChoice.ONCE
+
+
+async def test_a_key_reaching_a_question_already_answered_goes_beneath() -> None:
+    modal = ApprovalScreen(approval())
+    app = HostOverBeneath(modal)
+    async with app.run_test(size=SIZE) as pilot:
+        await until_answerable(app)
+        modal.dismiss(ApprovalChoice.ONCE)
+        assert modal.holds_back(events.Key("x", "x"))
+        await pilot.pause()
+        assert app.beneath.held == [("x", "x")]
+
+
 async def test_text_typed_into_an_input_question_while_the_guard_runs_is_not_kept() -> None:
     app = ScreenHost(InputScreen(InputQuestion("name?", default="anon"), key_guard_seconds=NEVER))
     async with app.run_test(size=SIZE) as pilot:

@@ -47,7 +47,7 @@ async def test_two_prompts_queued_during_a_turn_go_as_two_turns_in_order(tmp_pat
             await settle(app, pilot)
         assert texts_of(provider, 1)[-1] == "one"
         assert texts_of(provider, 2)[-1] == "two"
-        assert not screen.chat.queued
+        assert screen.chat.queued == ()
         assert not screen.query_one("#queued").display
 
 

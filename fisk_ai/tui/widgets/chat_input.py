@@ -93,6 +93,11 @@ class ChatInput(TextArea):
         return tuple(self._outbox)
 
     def action_submit(self) -> None:
+        # A priority binding runs as the app reads the key, before the keys typed ahead of it
+        # are in the bar: the submission waits behind them in the bar's own queue.
+        self.call_later(self._submit)
+
+    def _submit(self) -> None:
         text = self.text
         if not text.strip():
             return
@@ -102,7 +107,7 @@ class ChatInput(TextArea):
         self.post_message(self.Submitted(self))
 
     def action_newline(self) -> None:
-        self.insert("\n")
+        self.call_later(self.insert, "\n")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "complete_command":
@@ -132,11 +137,13 @@ class ChatInput(TextArea):
         """A key typed for the bar that reached a question as it opened, before the operator
         could have seen it: it does here what it would have done had the bar had it."""
         if key == "enter":
-            self.action_submit()
+            self._submit()
         elif key in ("ctrl+j", "shift+enter", "alt+enter"):
-            self.action_newline()
+            self.insert("\n")
         elif key == "backspace":
             self.action_delete_left()
+        elif key == "ctrl+u":
+            self.action_delete_to_start_of_line()
         elif character is not None and character.isprintable():
             self.insert(character)
 
