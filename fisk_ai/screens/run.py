@@ -52,6 +52,7 @@ from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
+    DeclineWithReason,
     InputQuestion,
     SelectQuestion,
 )
@@ -114,6 +115,8 @@ def approval_answer_text(
             return f"approved once: {command}"
         case ApprovalChoice.ALWAYS:
             return f"approved always (this conversation): {command}"
+        case DeclineWithReason():
+            return f'declined (told the agent: "{single_line(answer.sentence, 200)}"): {command}'
         case _ if given_up:
             return f"approval given up (Ctrl-C): {command}"
         case _:

@@ -9,8 +9,8 @@ from pathlib import Path
 from textual.color import Color
 
 from fisk_ai.screens.approval import ApprovalScreen
-from fisk_ai.screens.run import STANDING_APPROVAL_RAN
-from fisk_ai.tools.questions import ApprovalChoice
+from fisk_ai.screens.run import STANDING_APPROVAL_RAN, approval_answer_text
+from fisk_ai.tools.questions import ApprovalChoice, ApprovalQuestion, DeclineWithReason
 from fisk_ai.tui.status import RunState
 from fisk_ai.tui.theme import DARK_THEME, LIGHT_THEME
 from fisk_ai.tui.widgets.status_bar import StatusBar
@@ -47,7 +47,8 @@ async def test_two_prompts_queued_during_a_turn_go_as_two_turns_in_order(tmp_pat
             await settle(app, pilot)
         assert texts_of(provider, 1)[-1] == "one"
         assert texts_of(provider, 2)[-1] == "two"
-        assert screen.chat.queued == ()
+        # Read afresh: the turns have taken both prompts from the bar's outbox.
+        assert app.run_screen.chat.queued == ()
         assert not screen.query_one("#queued").display
 
 
@@ -179,3 +180,9 @@ async def test_every_state_word_reads_at_four_and_a_half_to_one_in_both_themes(
                 _, _, background, color = bar.colors
                 foreground = background + color
                 assert _contrast(foreground, background) >= 4.5, (theme, state)
+
+
+def test_a_decline_with_a_reason_keeps_the_sentence_in_the_transcript() -> None:
+    question = ApprovalQuestion("t1", "stream_rm", "stream rm", "stream rm -- ORDERS", "ai:confirm")
+    line = approval_answer_text(question, DeclineWithReason("ORDERS is in use"))
+    assert line == 'declined (told the agent: "ORDERS is in use"): stream rm -- ORDERS'
