@@ -38,7 +38,6 @@ from fisk_ai.llm.types import Usage
 from fisk_ai.presentation import stored_ending_lines, turn_end_lines
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.help import HelpScreen
-from fisk_ai.screens.history_search import HistorySearch
 from fisk_ai.screens.question import (
     AnswerT,
     ConfirmScreen,
@@ -58,7 +57,6 @@ from fisk_ai.tools.questions import (
 )
 from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
 from fisk_ai.tui.chat_commands import ESCAPED_SLASH, ChatCommand
-from fisk_ai.tui.external_editor import edit_prompt
 from fisk_ai.tui.prompt_history import PromptHistory
 from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import (
@@ -824,6 +822,9 @@ class RunScreen(Screen[None]):
         """Ctrl-R: search the prompts sent from every workstation; the one chosen replaces
         what the bar holds, which Ctrl-Z brings back."""
 
+        # Imported here, as the other screens opened by a key are: the first frame needs none.
+        from fisk_ai.screens.history_search import HistorySearch
+
         def chosen(prompt: str | None) -> None:
             if prompt is not None:
                 self.chat.replace_text(prompt)
@@ -839,6 +840,8 @@ class RunScreen(Screen[None]):
     async def action_edit_in_editor(self) -> None:
         """Ctrl-G: edit the prompt in $VISUAL or $EDITOR. A worker, since the editor may run
         for minutes and the screen's messages must not wait behind it."""
+        from fisk_ai.tui.external_editor import edit_prompt
+
         edited = await edit_prompt(self.app, self.chat.text)
         if edited is not None:
             self.chat.replace_text(edited)
