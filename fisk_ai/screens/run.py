@@ -63,7 +63,6 @@ from fisk_ai.tui.status import (
     Counters,
     RetryWait,
     RunState,
-    StatusLine,
     can_move,
     state_after_turn,
 )
@@ -291,10 +290,6 @@ class RunScreen(Screen[None]):
     @property
     def new_output_below(self) -> Static:
         return self.query_one("#below", Static)
-
-    @property
-    def status_line(self) -> StatusLine:
-        return self.status_bar.line
 
     def on_mount(self) -> None:
         self.bridge.attach(self.post_message)

@@ -72,13 +72,7 @@ def full_screen_run(
         shell = int(pane.tmux("display-message", "-p", "-t", "run", "#{pane_pid}").strip())
         yield pane, child_of(shell)
     finally:
-        subprocess.run(
-            ["tmux", "-L", pane.label, "kill-server"],
-            env=environment,
-            capture_output=True,
-            check=False,
-            timeout=10,
-        )
+        pane.kill_server()
 
 
 def child_of(shell: int) -> int:

@@ -20,7 +20,6 @@ import os
 import random
 import shlex
 import shutil
-import subprocess
 import time
 import uuid
 from collections.abc import Sequence
@@ -274,13 +273,7 @@ def test_every_character_typed_reaches_the_model_or_stays_in_the_chat_bar(
         finally:
             for release in driver.holds.values():
                 release.set()
-            subprocess.run(
-                ["tmux", "-L", pane.label, "kill-server"],
-                env=environment,
-                capture_output=True,
-                check=False,
-                timeout=10,
-            )
+            pane.kill_server()
     assert received == driver.bar.sent, (
         f"seed {seed}; the keys: {driver.log}\nthe screen at the end:\n{screen}"
     )

@@ -52,6 +52,16 @@ class Pane:
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.target)
 
+    def kill_server(self) -> None:
+        """End the isolated tmux server and what runs in it; quiet if it is already gone."""
+        subprocess.run(
+            ["tmux", "-L", self.label, "kill-server"],
+            env=self.environment,
+            capture_output=True,
+            check=False,
+            timeout=10,
+        )
+
     def state(self) -> str:
         shown = subprocess.run(
             [
@@ -146,13 +156,7 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
             read_back = resumed.screen()
         finally:
             second_reply.set()
-            subprocess.run(
-                ["tmux", "-L", pane.label, "kill-server"],
-                env=environment,
-                capture_output=True,
-                check=False,
-                timeout=10,
-            )
+            pane.kill_server()
     assert "ORDERS is gone" in after
     assert "Run summary: session=" in after
     assert "resume with: fisk run --resume" in after

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
 import time
 import uuid
 from collections.abc import Callable
@@ -70,16 +69,6 @@ def start(pane: Pane, directory: Path, arguments: str) -> None:
     )  # fmt: skip
 
 
-def stop(pane: Pane) -> None:
-    subprocess.run(
-        ["tmux", "-L", pane.label, "kill-server"],
-        env=pane.environment,
-        capture_output=True,
-        check=False,
-        timeout=10,
-    )
-
-
 def test_the_first_frame_comes_before_the_broker_and_type_ahead_is_sent_after(
     tmp_path: Path, tmux_environment: dict[str, str]
 ) -> None:
@@ -105,7 +94,7 @@ def test_the_first_frame_comes_before_the_broker_and_type_ahead_is_sent_after(
             pane.tmux("wait-for", DONE_CHANNEL, timeout=DEADLINE)
             after = pane.screen()
         finally:
-            stop(pane)
+            pane.kill_server()
     assert "fisk" in " ".join(at_first_frame)
     assert "nats-server" not in at_first_frame
     assert len(api.requests) == 2
@@ -132,7 +121,7 @@ def test_a_failure_while_hosting_ends_the_app_with_one_sentence(
         pane.tmux("wait-for", DONE_CHANNEL, timeout=DEADLINE)
         after = pane.screen()
     finally:
-        stop(pane)
+        pane.kill_server()
     assert frame_mark.exists()  # the screen was up when hosting failed
     assert "EXIT=1" in after
     # One sentence, wrapped by the pane: the error line and nothing else before the exit code.
