@@ -72,6 +72,9 @@ class StatusPhase(enum.StrEnum):
     """A replay ended; ``count`` blocks were sent, ``truncated`` when older ones were left out."""
     EXECUTING_TOOL = "executing-tool"
     """A keepalive while a served tool call runs."""
+    STANDING_APPROVAL = "standing-approval"
+    """The gated call last announced runs without asking, under an "always" the operator gave
+    earlier in the conversation (tools run one at a time, so it is the one a surface shows)."""
     RETRYING = "retrying"
     """The model call was turned away for the moment (429, 529, another 5xx, a lost
     connection); the provider makes attempt ``attempt`` of ``attempts`` after

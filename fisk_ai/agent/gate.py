@@ -34,10 +34,12 @@ NO_OPERATOR = f"no interactive terminal is attached, so no operator could be ask
 
 @dataclass(frozen=True)
 class GateVerdict:
-    """Whether the call may run; ``reason`` says why not, for the model."""
+    """Whether the call may run; ``reason`` says why not, for the model. ``standing`` marks a
+    call allowed by an "always" given earlier in the conversation, without asking."""
 
     allowed: bool
     reason: str = ""
+    standing: bool = False
 
 
 def denial_content(reason: str) -> str:
@@ -81,7 +83,7 @@ class ConfirmGate:
         if prompter is None or not prompter.can_prompt():
             return GateVerdict(False, NO_OPERATOR)
         if question.tool_name in self._standing:
-            return GateVerdict(True)
+            return GateVerdict(True, standing=True)
         if question.tool_use_id in self._call_approvals:
             self._call_approvals.discard(question.tool_use_id)
             return GateVerdict(True)

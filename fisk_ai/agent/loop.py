@@ -379,7 +379,9 @@ class AgentLoop:
             tool_search=plan.tool_search,
             call_timeout=settings.call_timeout,
         )
-        with self._telemetry.model_call(capabilities.semconv_provider, settings.model) as span:
+        with self._telemetry.model_call(
+            capabilities.semconv_provider, settings.model, system=request.system
+        ) as span:
             sent = (
                 request.messages
                 if self._telemetry.full_messages
@@ -395,7 +397,13 @@ class AgentLoop:
             if response is None:
                 span.fail(MODEL_CALL_STOPPED)
                 return Suspended()
-            span.usage(response.usage.input_tokens, response.usage.output_tokens)
+            span.usage(
+                response.usage.input_tokens,
+                response.usage.output_tokens,
+                cache_read_tokens=response.usage.cache_read_tokens,
+                cache_creation_tokens=response.usage.cache_create_tokens,
+                reasoning_tokens=response.usage.thinking_tokens,
+            )
             span.finish_reasons(response.stop_reason)
             span.content("gen_ai.output.messages", lambda: messages_json((response.message,)))
         # The reply is the next request's too: a delta starts after it.
@@ -514,7 +522,11 @@ class AgentLoop:
 
     async def _run_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock | Deferred:
         # One span covers every exit, so a call that never ran is still a span.
-        with self._telemetry.tool_call(call.name) as span:
+        tool = tools.get(call.name)
+        kind = tool.kind if tool is not None else Kind.UNKNOWN
+        with self._telemetry.tool_call(
+            call.name, call_id=call.id, kind=kind.value, arguments=call.input
+        ) as span:
             span.content("gen_ai.tool.call.arguments", lambda: call.input)
             answer = await self._handle_call(call, tools)
             if isinstance(answer, ToolResultBlock):
@@ -560,10 +572,9 @@ class AgentLoop:
         # 5. The confirm gate, when the original or the effective tool is gated.
         trigger = self._trigger(tool) or original_trigger
         if trigger is not None:
-            question = self._approval_question(call, tool, trigger, arguments)
-            verdict = await self._gate.decide(question)
-            if not verdict.allowed:
-                return await self._answer(call, tool, Outcome(denial_content(verdict.reason)))
+            denied = await self._denied(call, tool, trigger, arguments)
+            if denied is not None:
+                return denied
 
         # 6. Dependencies: a prompter only for a tool that asks the operator, the work
         # directory and the timeout only for a command.
@@ -619,6 +630,18 @@ class AgentLoop:
             raise Crash(f'tool "{tool.name}"', exc) from exc
         except Exception as exc:
             raise Crash(f'tool "{tool.name}"', exc) from exc
+
+    async def _denied(
+        self, call: ToolUseBlock, tool: Tool, trigger: str, arguments: Mapping[str, Any]
+    ) -> ToolResultBlock | None:
+        """Ask the confirm gate about ``call``: the answer the model gets when it is denied, or
+        None when it may run."""
+        verdict = await self._gate.decide(self._approval_question(call, tool, trigger, arguments))
+        if not verdict.allowed:
+            return await self._answer(call, tool, Outcome(denial_content(verdict.reason)))
+        if verdict.standing:
+            self._events.emit(StatusEvent(phase=StatusPhase.STANDING_APPROVAL))
+        return None
 
     def _trigger(self, tool: Tool) -> str | None:
         if isinstance(tool, Confirmable):

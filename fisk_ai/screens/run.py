@@ -572,34 +572,44 @@ class RunScreen(Screen[None]):
         # Whatever comes after a retry notice means the retry was made.
         self.retry_wait = None
         match event:
+            case PromptEvent():
+                # The operator's own words: the startup card waits for the agent's.
+                self.side_panel.show_turns(self.view.transcript)
+                return
+            case StatusEvent():
+                self._status_arrived(event)
+            case ToolCallEvent():
+                self._tool_started(event)
+            case ToolResultEvent():
+                if not self.stop_requested:
+                    self._wait_for_model()
+            case TextEvent() | ThinkingEvent() | WarningEvent():
+                pass
+            case _:
+                assert_never(event)
+        self._hide_startup()
+
+    def _status_arrived(self, event: StatusEvent) -> None:
+        match event:
             case StatusEvent(phase=StatusPhase.RETRYING):
                 self.retry_wait = RetryWait(
                     math.ceil(event.wait_seconds), event.attempt, event.attempts
                 )
                 # The countdown goes once the retry is made; the transcript keeps that it was.
                 self.view.add_meta(f"model busy: {self.retry_wait.text}")
-            case PromptEvent():
-                # The operator's own words: the startup card waits for the agent's.
-                self.side_panel.show_turns(self.view.transcript)
-                return
+            case StatusEvent(phase=StatusPhase.STANDING_APPROVAL) if self.running_calls:
+                # Tools run one at a time: the call it is about is the last one announced.
+                running = list(self.running_calls.values())[-1]
+                self.standing_approvals = self.standing_approvals | {running.name}
+                self.view.add_meta(f"{STANDING_APPROVAL_RAN}: {running.display}")
             case StatusEvent(usage=Usage() as usage):
                 self.counters = self.counters.after_model_call(usage)
-            case ToolCallEvent():
-                self._tool_started(event)
-            case ToolResultEvent():
-                if not self.stop_requested:
-                    self._wait_for_model()
-            case StatusEvent() | TextEvent() | ThinkingEvent() | WarningEvent():
-                pass
             case _:
-                assert_never(event)
-        self._hide_startup()
+                pass
 
     def _tool_started(self, event: ToolCallEvent) -> None:
         self.counters = self.counters.after_tool_call()
         display = self.running_calls[event.id].display
-        if event.name in self.standing_approvals:
-            self.view.add_meta(f"{STANDING_APPROVAL_RAN}: {display}")
         if not self.stop_requested:
             self.activity_seconds = 0
             self.activity = display

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.color import Color
 
 from fisk_ai.screens.approval import ApprovalScreen
@@ -16,7 +17,7 @@ from fisk_ai.tui.theme import DARK_THEME, LIGHT_THEME
 from fisk_ai.tui.widgets.status_bar import StatusBar
 from fisk_ai.workstation.app import DRAFT_DISCARDED, LEAVE_ARMED
 from tests.fakes.provider import answer, call, calls
-from tests.tui.test_app import settle, until_question
+from tests.tui.test_app import send, settle, until_question
 from tests.tui.test_nothing_lost import texts_of
 from tests.tui.test_rough_edges import toasts
 from tests.tui.test_workstation_keys import gated
@@ -186,3 +187,25 @@ def test_a_decline_with_a_reason_keeps_the_sentence_in_the_transcript() -> None:
     question = ApprovalQuestion("t1", "stream_rm", "stream rm", "stream rm -- ORDERS", "ai:confirm")
     line = approval_answer_text(question, DeclineWithReason("ORDERS is in use"))
     assert line == 'declined (told the agent: "ORDERS is in use"): stream rm -- ORDERS'
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "remote"])
+async def test_a_call_under_a_grant_restored_on_resume_says_so(
+    tmp_path: Path, remote: bool
+) -> None:
+    first = [calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("gone")]
+    async with running(tmp_path, first) as (app, pilot):
+        await until_question(app, pilot)
+        app.screen.dismiss(ApprovalChoice.ALWAYS)
+        while app.run_screen.turn_running:
+            await pilot.pause()
+        session = app.bridge.session_id
+        await pilot.press("ctrl+d")
+    follow_up = [calls(call("t2", "stream_rm", {"stream": "EVENTS"})), answer("also gone")]
+    async with running(tmp_path, follow_up, resume=session, remote=remote) as (app, pilot):
+        await settle(app, pilot)
+        await send(app, pilot, "and EVENTS")
+        await settle(app, pilot)
+        assert app.run_screen.last_answer == "also gone"
+        text = app.run_screen.view.transcript.text()
+        assert f"{STANDING_APPROVAL_RAN}: stream rm -- EVENTS" in text
