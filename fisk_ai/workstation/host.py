@@ -250,6 +250,7 @@ async def _host_behind(
 ) -> None:
     """Host the agent while the app shows the startup card, hand the screen what it needs,
     and keep the agent up until the app has stopped."""
+    from fisk_ai.multiplex import PaneState
     from fisk_ai.tools.base import Confirmable
     from fisk_ai.tools.builtin.deferral import plan_definitions
     from fisk_ai.tui.setup import RunSetup, ToolRow
@@ -258,6 +259,9 @@ async def _host_behind(
 
     def prompter_for(reporter: Reporter) -> RunBridge:
         bridge.report_to(reporter)
+        # Starting up is work: the pane says so before the first turn does. That turn, which
+        # every run begins with, reports idle when it ends.
+        reporter.report(PaneState.WORKING)
         return bridge
 
     if not (options.nats_context or options.provider.replay):

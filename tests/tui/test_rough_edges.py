@@ -18,6 +18,7 @@ from fisk_ai.tui.status import Counters, RunState, StatusLine
 from fisk_ai.tui.transcript import BlockKind, Transcript
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.workstation.app import FiskApp
+from tests.fakes.provider import answer
 from tests.screens.test_run import SETUP, SIZE, HeldBridge
 from tests.tui.test_app import remove_stream, send, settle, until_question
 from tests.tui.test_where_you_are import status_text
@@ -284,3 +285,17 @@ async def test_the_side_panel_keeps_its_width_on_a_wide_terminal() -> None:
         await pilot.press("f2")
         await pilot.pause()
         assert app.run_screen.side_panel.outer_size.width == 48
+
+
+async def test_opening_and_closing_the_side_panel_keeps_the_tail_in_view(tmp_path: Path) -> None:
+    # At 80 columns the panel narrows the transcript, so its rows re-wrap taller.
+    long_answer = "\n\n".join(f"paragraph {n} " + "word " * 14 for n in range(60))
+    async with running(tmp_path, [answer(long_answer)]) as (app, pilot):
+        await settle(app, pilot)
+        view = app.run_screen.view
+        for _ in range(2):
+            await pilot.press("f2")
+            await settle(app, pilot)
+            assert view.max_scroll_y > 0
+            assert view.scroll_offset.y == view.max_scroll_y
+            assert not app.run_screen.new_output_below.display

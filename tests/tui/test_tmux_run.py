@@ -166,3 +166,24 @@ def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(
     assert f'--- resuming "{session}" ---' in read_back
     # The turn had been answered: resuming it asked the model nothing more.
     assert len(api.requests) == 2
+
+
+def test_the_pane_says_working_while_the_agent_starts(
+    tmp_path: Path, tmux_environment: dict[str, str]
+) -> None:
+    # An application that never answers its introspection keeps the run starting up.
+    application = write_fake_app(tmp_path, ops_model(), name="ops", behaviour="hang-on-introspect")
+    write_config(tmp_path, application=application, extra="identity: ops-agent\n")
+    with FakeMessagesAPI([reply(text("never asked"))]) as api:
+        environment = {**fisk_environment(tmp_path, api), **tmux_environment}
+        pane = Pane(f"fisk-{uuid.uuid4().hex[:8]}", environment)
+        pane.tmux(
+            "-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", "80", "-y", "24",
+            "-c", str(tmp_path), f"{shlex.quote(str(FISK))} run hello; sleep 600",
+        )  # fmt: skip
+        try:
+            pane.wait_until(lambda: pane.state() == "working", "@fisk_state working")
+            assert "fisk-ai" in pane.screen()
+            assert not api.requests
+        finally:
+            pane.kill_server()
