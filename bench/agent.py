@@ -73,6 +73,7 @@ from fisk_ai.sessions import (  # noqa: E402
     encode_record,
     fold,
 )
+from fisk_ai.sessions.store import check_claim  # noqa: E402
 from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation  # noqa: E402
 from fisk_ai.tools.toolset import ToolSet, ToolSource  # noqa: E402
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text  # noqa: E402
@@ -189,7 +190,8 @@ class MemoryStore:
         self.journals[run_id] = [Record(1, meta)]
         return MemoryJournal(run_id, self.journals[run_id])
 
-    async def open(self, run_id: str) -> MemoryJournal:
+    async def open(self, run_id: str, *, read_seq: int | None = None) -> MemoryJournal:
+        check_claim(run_id, read_seq, self.journals[run_id][-1].seq)
         return MemoryJournal(run_id, self.journals[run_id])
 
     async def read(self, run_id: str) -> list[Record]:

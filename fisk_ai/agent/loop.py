@@ -380,7 +380,13 @@ class AgentLoop:
             call_timeout=settings.call_timeout,
         )
         with self._telemetry.model_call(
-            capabilities.semconv_provider, settings.model, system=request.system
+            capabilities.semconv_provider,
+            settings.model,
+            system=request.system,
+            iteration=iteration,
+            messages=len(request.messages),
+            tools=len(request.tools),
+            max_tokens=request.max_output_tokens,
         ) as span:
             sent = (
                 request.messages

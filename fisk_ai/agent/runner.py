@@ -63,6 +63,7 @@ from fisk_ai.agent.prompt import SystemPrompt, memory_index
 from fisk_ai.agent.resources import Resources
 from fisk_ai.llm.types import Message, Role, Usage, user_text
 from fisk_ai.memory import MemoryStoreError, Scope, using_scope
+from fisk_ai.sessions.errors import JournalLocked
 from fisk_ai.sessions.fingerprint import (
     Fingerprint,
     FingerprintInputs,
@@ -276,16 +277,16 @@ class Runner:
             conversation.meta.fingerprint, self._fingerprint(tools, system), force=force
         )
 
-        journal = self._journal_writer(await self._store.open(session_id), records)
+        # Taken only while the journal still ends where it was read, so of two runs that read
+        # it, one claims it and the other stops here, before anything runs.
+        opened = await self._store.open(session_id, read_seq=records[-1].seq)
+        journal = self._journal_writer(opened, records)
         try:
-            claim = await journal.append(Claim(by=_claimant(), claimed=Timestamp.now_utc()))
-            if claim.seq != records[-1].seq + 1:
-                # Somebody appended between the read and the claim, which now fences them off:
-                # the journal as it stands is the truth.
-                journal.records = await self._store.read(session_id)
-                conversation = _resumable(session_id, journal.records)
+            await journal.append(Claim(by=_claimant(), claimed=Timestamp.now_utc()))
         except JournalLost as exc:
             await journal.journal.close()
+            if isinstance(exc.__cause__, JournalLocked):
+                raise exc.__cause__ from None
             raise AgentError(str(exc)) from None
         except BaseException:
             await journal.journal.close()
@@ -441,8 +442,19 @@ class Runner:
     async def _run(self, body: Callable[[], Awaitable[TurnOutcome]]) -> RunResult:
         """Run a turn inside its root span, which continues the caller's trace if it sent one;
         the span is outermost so it sees whatever the barrier made of a failure."""
-        with self._resources.telemetry.run(self._settings.identity, traceparent=self.traceparent):
-            return await self._run_turn(body)
+        journal, _ = self._require_attached()
+        telemetry = self._resources.telemetry
+        with telemetry.run(
+            self._settings.identity,
+            traceparent=self.traceparent,
+            interactive=self._settings.interactive,
+            # A claimed journal is a stored conversation this process took up.
+            resumed=telemetry.enabled
+            and any(isinstance(record.payload, Claim) for record in journal.records),
+        ) as span:
+            result = await self._run_turn(body)
+            span.terminal_reason(_terminal_reason(result.outcome))
+            return result
 
     async def _run_turn(self, body: Callable[[], Awaitable[TurnOutcome]]) -> RunResult:
         """Run a turn behind the barrier: whatever raises ends the run once, journaled."""
@@ -533,6 +545,16 @@ def _terminal_record(outcome: TurnOutcome) -> Terminal | None:
             return Terminal(TerminalReason.ERROR, outcome.message)
         case Abandoned() | NotRun():
             return None
+
+
+def _terminal_reason(outcome: TurnOutcome) -> str:
+    """How a turn ended as its root span says it: the journal's terminal reason, else
+    ``setup_failed`` for a turn refused before it ran and ``suspended`` for one whose process
+    stopped under it."""
+    terminal = _terminal_record(outcome)
+    if terminal is not None:
+        return terminal.reason.value
+    return "setup_failed" if isinstance(outcome, NotRun) else TerminalReason.SUSPENDED.value
 
 
 def _state_of(conversation: Conversation) -> TurnState:

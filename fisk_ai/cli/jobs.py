@@ -46,18 +46,33 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from fisk_ai.broker.context import connect_options, load_context
-    from fisk_ai.errors import FiskError
-
-    context = load_context(args.context)
     import nats
 
+    from fisk_ai.broker.context import connect_options, load_context
+    from fisk_ai.errors import FiskError
+    from fisk_ai.serve.jobs.wire import check_queue_name
+    from fisk_ai.util.natsx import describe_nats_failure
+
+    check_queue_name(args.queue, where="--queue")
+    context = load_context(args.context)
+    where = f'NATS at {context.redacted_url} (NATS context "{context.name}")'
     try:
-        client = await nats.connect(**connect_options(context), name="fisk jobs")
+        # Two attempts at each server (nats-py's least that is not "forever"): a command that
+        # cannot connect says so now, not after the 60 reconnect attempts nats-py makes and
+        # reports by default.
+        client = await nats.connect(
+            **connect_options(context),
+            name="fisk jobs",
+            allow_reconnect=False,
+            max_reconnect_attempts=1,
+            reconnect_time_wait=RETRY_WAIT,
+            connect_timeout=CONNECT_TIMEOUT,
+            error_cb=_quiet,
+        )
     except Exception as error:
         raise FiskError(
-            f'cannot connect to NATS at {context.redacted_url} (NATS context "{context.name}"): '
-            f"{error or type(error).__name__}; check --context and the context's url"
+            f"cannot connect to {where}: {_connect_failure(error)}; check --context and the "
+            "context's url"
         ) from None
     try:
         if args.action == "submit":
@@ -65,8 +80,34 @@ async def _run(args: argparse.Namespace) -> int:
         if args.action == "ls":
             return await _list(client)
         return await _show(client, args.task_id)
+    except (nats.errors.Error, TimeoutError) as error:
+        raise FiskError(
+            f"{where} failed the request ({describe_nats_failure(error)}); check that the server "
+            "is up and has JetStream enabled"
+        ) from None
     finally:
         await client.close()
+
+
+CONNECT_TIMEOUT = 2
+"""Seconds one connection attempt to a server may take."""
+RETRY_WAIT = 0.5
+"""Seconds between the two attempts at one server."""
+
+
+def _connect_failure(error: BaseException) -> str:
+    from nats.errors import NoServersError
+
+    if isinstance(error, TimeoutError):
+        return f"no server answered within {CONNECT_TIMEOUT} s"
+    if isinstance(error, NoServersError):
+        return "no server accepted a connection"
+    return str(error).removeprefix("nats: ").strip() or type(error).__name__
+
+
+async def _quiet(error: Exception) -> None:
+    # nats-py reports every failed attempt here; without a callback it logs a traceback.
+    del error
 
 
 async def _submit(client: NatsClient, args: argparse.Namespace) -> int:
@@ -102,22 +143,31 @@ async def _submit(client: NatsClient, args: argparse.Namespace) -> int:
 
 
 async def _list(client: NatsClient) -> int:
+    from nats.js.errors import NotFoundError
+
     from fisk_ai.errors import FiskError
-    from fisk_ai.serve.jobs.wire import TASKS_STREAM, load_task
+    from fisk_ai.serve.jobs.wire import TASKS_STREAM, TaskUnreadable, load_task
+    from fisk_ai.util.sanitize import single_line
 
     js = client.jetstream()
     try:
         info = await js.stream_info(TASKS_STREAM, subjects_filter="CHORIA_AJ.T.*")
-    except Exception:
+    except NotFoundError:
         raise FiskError(
             f"stream {TASKS_STREAM} does not exist, create it with 'ajc tasks initialize'"
         ) from None
     subjects = sorted((info.state.subjects or {}).keys())
     for subject in subjects:
-        task = await load_task(js, subject.removeprefix("CHORIA_AJ.T."))
+        task_id = subject.removeprefix("CHORIA_AJ.T.")
+        try:
+            task = await load_task(js, task_id)
+        except TaskUnreadable as unreadable:
+            print(f"warning: {unreadable}", file=sys.stderr)
+            continue
         if task is not None:
             document = task.document
-            print(f"{task.task_id}  {task.state:<10}  {document.get('created', '')}")
+            created = single_line(str(document.get("created", "")))
+            print(f"{single_line(task.task_id)}  {single_line(task.state):<10}  {created}")
     return 0
 
 

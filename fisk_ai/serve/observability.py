@@ -25,11 +25,14 @@ def start_hosted_telemetry(
     cfg: Config, *, no_telemetry: bool, note: Callable[[str], None]
 ) -> Telemetry:
     """The telemetry handle of ``cfg`` (off with ``no_telemetry``); a bad endpoint fails here.
-    When export is off and exporter variables are set, ``note`` gets the sentence saying why."""
+    When export is off and exporter variables are set, ``note`` gets the sentence saying why.
+    The handle's startup span is open, from the moment the process started: the host calls
+    ``telemetry.ready()`` once it can take a prompt."""
     from fisk_ai.agent.resources import start_telemetry
 
     disabled_by = NO_TELEMETRY_FLAG if no_telemetry else ""
     telemetry = start_telemetry(cfg, disabled_by=disabled_by)
+    telemetry.startup(cfg.identity)
     if not telemetry.enabled:
         text = exporter_note(
             TelemetrySettings(enabled=cfg.telemetry.enabled, disabled_by=disabled_by),

@@ -19,7 +19,22 @@ from fisk_ai.sessions import (
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
 
+__all__ = ["STARTUP_PROBE_SESSION", "check_session_store", "session_store_for"]
+
 _log = logging.getLogger(__name__)
+
+STARTUP_PROBE_SESSION = "s-startup-probe"
+"""The session id a startup probe looks up; any id will do, since only the lookup matters."""
+
+
+async def check_session_store(store: SessionStore) -> None:
+    """Reach ``store`` once, as a process that serves runs does before it takes any, so a
+    missing stream or an unreachable server fails the start rather than the first run that
+    arrives. Raises a FiskError naming harness.sessions."""
+    try:
+        await store.exists(STARTUP_PROBE_SESSION)
+    except SessionError as error:
+        raise FiskError(f"harness.sessions cannot be used: {error}") from None
 
 
 def session_store_for(cfg: config.Config | None, state_dir: str | None) -> SessionStore:

@@ -67,9 +67,11 @@ from fisk_ai.sessions.store import (
     AppendAction,
     SessionSummary,
     check_append,
+    check_claim,
     register_backend,
 )
 from fisk_ai.util import jsonx
+from fisk_ai.util.fsx import make_private_directories
 
 __all__ = [
     "MAX_SESSION_ID_LENGTH",
@@ -128,9 +130,9 @@ class FileSessionStore:
             raise ValueError(f"the meta record names run {meta.run_id}, not {run_id}")
         return await self._in_thread(self._create, run_id, meta)
 
-    async def open(self, run_id: str) -> FileJournal:
+    async def open(self, run_id: str, *, read_seq: int | None = None) -> FileJournal:
         validate_session_id(run_id)
-        return await self._in_thread(self._open, run_id)
+        return await self._in_thread(self._open, run_id, read_seq)
 
     async def read(self, run_id: str) -> list[Record]:
         validate_session_id(run_id)
@@ -234,7 +236,7 @@ class FileSessionStore:
             raise
         return FileJournal(run_id, path, journal_fd, lock_fd, last_seq=1, size=len(line))
 
-    def _open(self, run_id: str) -> FileJournal:
+    def _open(self, run_id: str, read_seq: int | None) -> FileJournal:
         self._check_directory(run_id)
         self._prepare_directory()
         path = self._journal_path(run_id)
@@ -259,6 +261,8 @@ class FileSessionStore:
                     f"session journal {path} holds no records; remove it with "
                     f"fisk session rm {run_id}"
                 )
+            # Under the lock, so no other writer can append between this check and our claim.
+            check_claim(run_id, read_seq, parsed.records[-1].seq)
         except BaseException:
             if lock_fd >= 0:
                 os.close(lock_fd)
@@ -355,7 +359,7 @@ class FileSessionStore:
     def _prepare_directory(self) -> None:
         """Make the directory if needed, and hold it to 0700 and to being a real directory."""
         try:
-            self._directory.mkdir(mode=_DIRECTORY_MODE, parents=True, exist_ok=True)
+            make_private_directories(self._directory)
         except FileExistsError:
             pass  # something that is not a directory; the check below names it
         except OSError as failure:

@@ -58,7 +58,13 @@ from fisk_ai.sessions.records import (
     decode_record,
     encode_record,
 )
-from fisk_ai.sessions.store import AppendAction, SessionSummary, check_append, register_backend
+from fisk_ai.sessions.store import (
+    AppendAction,
+    SessionSummary,
+    check_append,
+    check_claim,
+    register_backend,
+)
 from fisk_ai.util import jsonx
 from fisk_ai.util.natsx import describe_nats_failure, nats_server_phrase
 
@@ -180,7 +186,7 @@ class JetStreamSessionStore:
             raise
         return journal
 
-    async def open(self, run_id: str) -> JetStreamJournal:
+    async def open(self, run_id: str, *, read_seq: int | None = None) -> JetStreamJournal:
         _validate_session_id(run_id)
         binding = await self._acquire()
         try:
@@ -189,6 +195,9 @@ class JetStreamSessionStore:
             if last is None:
                 raise self._not_found(run_id)
             record = self._decode(binding, run_id, last)
+            # The journal's first publish is conditioned on this very message, so a writer
+            # that appends after this check still makes that publish, and so the claim, fail.
+            check_claim(run_id, read_seq, record.seq)
         except BaseException:
             await self._release()
             raise

@@ -13,7 +13,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
-from fisk_ai.sessions.errors import JournalGapError, SessionError
+from fisk_ai.sessions.errors import JournalGapError, JournalLocked, SessionError
 from fisk_ai.sessions.fold import SessionStatus
 from fisk_ai.sessions.records import Meta, Payload, Record
 
@@ -24,6 +24,7 @@ __all__ = [
     "SessionStoreFactory",
     "SessionSummary",
     "check_append",
+    "check_claim",
     "lookup_backend",
     "register_backend",
     "registered_backends",
@@ -48,6 +49,20 @@ def check_append(last_seq: int, seq: int) -> AppendAction:
         return AppendAction.WRITE
     raise JournalGapError(
         f"record {seq} cannot follow record {last_seq}: the records between them are missing"
+    )
+
+
+def check_claim(run_id: str, read_seq: int | None, last_seq: int) -> None:
+    """The claim rule both backends share: a writer that read the journal up to record
+    ``read_seq`` may take it only while record ``last_seq`` is still the last. Anything written
+    since means another run of the conversation took it first, and this one must stop before
+    it runs anything; JournalLocked says so."""
+    if read_seq is None or read_seq == last_seq:
+        return
+    raise JournalLocked(
+        f"session {run_id} was taken by another run after this one read it (it ends at record "
+        f"{last_seq}, not {read_seq}), so this run stopped before anything ran; let that run "
+        "end, then resume the session again"
     )
 
 
@@ -103,8 +118,13 @@ class SessionStore(Protocol):
         """Start a new journal with ``meta`` as record 1, held open for writing."""
         ...
 
-    async def open(self, run_id: str) -> Journal:
-        """Take an existing journal for writing; JournalLocked when another process has it."""
+    async def open(self, run_id: str, *, read_seq: int | None = None) -> Journal:
+        """Take an existing journal for writing; JournalLocked when another process has it.
+
+        ``read_seq`` is the last record of the journal as the caller read it: the journal is
+        then taken only if nothing was written after that record, checked by the backend's own
+        exclusion (the file lock; the JetStream publish conditioned on that record), so of two
+        runs that read the same journal exactly one gets it (``check_claim``)."""
         ...
 
     async def read(self, run_id: str) -> list[Record]:

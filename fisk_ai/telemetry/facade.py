@@ -12,7 +12,7 @@ import ipaddress
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -155,12 +155,32 @@ def environment_traceparent() -> str:
 class Span(Protocol):
     def set(self, key: str, value: str | int | float | bool | tuple[str, ...]) -> None: ...
 
-    def usage(self, input_tokens: int, output_tokens: int) -> None: ...
+    def usage(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        cache_read_tokens: int = 0,
+        cache_creation_tokens: int = 0,
+        reasoning_tokens: int = 0,
+    ) -> None:
+        """A model call's tokens as the provider counts them: ``input_tokens`` is the input
+        billed at the uncached rate, the two cache tiers apart, and ``reasoning_tokens`` the
+        part of ``output_tokens`` spent thinking. The span reports the conventions' total
+        input (all three tiers) beside the tiers."""
 
     def finish_reasons(self, *reasons: str) -> None: ...
 
     def content(self, key: str, build: Callable[[], str]) -> None:
-        """Record conversation content, calling ``build`` only when capture is on."""
+        """Record conversation content, calling ``build`` only when capture is on. For
+        ``gen_ai.input.messages`` and ``gen_ai.output.messages`` ``build`` returns the messages
+        in the session journal's JSON encoding; the span carries them in the GenAI
+        conventions' parts shape. Any other key's value is JSON, or text sent as a JSON
+        string. A tool span whose ``gen_ai.tool.call.result`` is offered was answered."""
+
+    def terminal_reason(self, reason: str) -> None:
+        """How the run a root span covers ended: a journal terminal reason (``completed``,
+        ``suspended``, ``error``, ``budget``, ``max_iterations``) or ``setup_failed``."""
 
     def fail(self, error: ErrorClass) -> None: ...
 
@@ -169,13 +189,24 @@ class _NoSpan:
     def set(self, key: str, value: str | int | float | bool | tuple[str, ...]) -> None:
         pass
 
-    def usage(self, input_tokens: int, output_tokens: int) -> None:
+    def usage(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        cache_read_tokens: int = 0,
+        cache_creation_tokens: int = 0,
+        reasoning_tokens: int = 0,
+    ) -> None:
         pass
 
     def finish_reasons(self, *reasons: str) -> None:
         pass
 
     def content(self, key: str, build: Callable[[], str]) -> None:
+        pass
+
+    def terminal_reason(self, reason: str) -> None:
         pass
 
     def fail(self, error: ErrorClass) -> None:
@@ -192,14 +223,52 @@ class Telemetry:
     content_exported = False
     full_messages = False
 
-    def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
-        """The root span of one turn, continuing ``traceparent`` when a caller sent one."""
+    def startup(self, agent: str) -> None:
+        """Open the span of this process's startup, from the moment the process started; it
+        ends at ``ready``, at the latest when the first turn starts. One still open at
+        ``shutdown`` ends as failed (``error.type=setup_failed``): the process stopped before
+        it was ready."""
+
+    def ready(self, *, tools_by_kind: Mapping[str, int] | None = None) -> None:
+        """The process can take its first prompt: end the startup span, with the tool set's
+        size per kind (``application``, ``builtin``, ``remote``, ``mcp``, ``custom``)."""
+
+    def run(
+        self,
+        agent: str,
+        *,
+        traceparent: str = "",
+        interactive: bool = False,
+        resumed: bool = False,
+    ) -> AbstractContextManager[Span]:
+        """The root span of one turn, continuing ``traceparent`` when a caller sent one.
+        ``resumed`` says the turn continues a stored conversation in a new process."""
         return nullcontext(NO_SPAN)
 
-    def model_call(self, provider: str, model: str) -> AbstractContextManager[Span]:
+    def model_call(
+        self,
+        provider: str,
+        model: str,
+        *,
+        system: Sequence[str] = (),
+        iteration: int = 0,
+        messages: int = 0,
+        tools: int = 0,
+        max_tokens: int = 0,
+    ) -> AbstractContextManager[Span]:
+        """One model call: the loop's ``iteration`` (it goes on counting across a resume), how
+        many ``messages`` and ``tools`` the request carries and its output cap. ``system`` is
+        the request's system prompt segments, captured once per turn as
+        ``gen_ai.system_instructions``."""
         return nullcontext(NO_SPAN)
 
-    def tool_call(self, name: str) -> AbstractContextManager[Span]:
+    def tool_call(
+        self, name: str, *, call_id: str = "", kind: str = "", arguments: str = ""
+    ) -> AbstractContextManager[Span]:
+        """One tool call, covering every exit. ``kind`` is where the tool comes from
+        (``tools.Kind``'s value; ``unknown`` when no tool has the name, which then stays off
+        the span's name and every metric); ``arguments`` the model's JSON, of which only the
+        key names are recorded unless capture is on."""
         return nullcontext(NO_SPAN)
 
     def mcp_tool_call(

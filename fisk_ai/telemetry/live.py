@@ -6,13 +6,19 @@ the W3C propagator is an instance, so an embedder's own OpenTelemetry setup is l
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -48,19 +54,82 @@ from fisk_ai.telemetry.facade import (
     activated,
     recording_turn,
 )
+from fisk_ai.telemetry.genai import (
+    Document,
+    messages_document,
+    system_instructions_document,
+    value_document,
+)
 
 __all__ = ["LiveTelemetry", "current_traceparent"]
 
 EXPORT_TIMEOUT_SECONDS = 3.0
 FLUSH_TIMEOUT_MILLIS = 5000
 METRIC_INTERVAL_MILLIS = 30_000
-# Explicit buckets: the SDK defaults are shaped for milliseconds and would put every
-# seconds-valued and token-valued observation into the first two buckets.
-SECONDS_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 60, 120, 300)
-TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
-# A journal append is an fsync or a JetStream round trip: sub-millisecond to a few seconds.
-APPEND_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 5)
+# Explicit buckets, the Go fisk-ai's, so one dashboard's percentiles read both fleets: the SDK
+# defaults are shaped for milliseconds and would put every seconds-valued and token-valued
+# observation into the first two buckets.
+DURATION_BUCKETS: tuple[float, ...] = (
+    *(0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64),
+    *(1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92),
+)
+# A turn is many model calls and, in a conversation, operator think time between them.
+AGENT_DURATION_BUCKETS: tuple[float, ...] = (
+    *(0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4),
+    *(12.8, 25.6, 51.2, 102.4, 204.8, 409.6),
+)
+TOKEN_BUCKETS: tuple[int, ...] = tuple(4**power for power in range(14))
+CALL_COUNT_BUCKETS: tuple[int, ...] = tuple(2**power for power in range(8))
+# A journal append is a local write or a JetStream round trip: microseconds to seconds.
+APPEND_BUCKETS: tuple[float, ...] = (
+    *(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01),
+    *(0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
 KNOWLEDGE_SOURCE = "knowledge"
+
+# In the GenAI metrics registry but newer than the pinned conventions package.
+INVOKE_AGENT_DURATION = "gen_ai.invoke_agent.duration"
+INVOKE_AGENT_INFERENCE_CALLS = "gen_ai.invoke_agent.inference_calls"
+INVOKE_AGENT_TOOL_CALLS = "gen_ai.invoke_agent.tool_calls"
+EXECUTE_TOOL_DURATION = "gen_ai.execute_tool.duration"
+
+RUN_TERMINAL_REASON = "fisk.run.terminal_reason"
+RUN_INTERACTIVE = "fisk.run.interactive"
+RUN_RESUMED = "fisk.run.resumed"
+RUN_CRASHED = "fisk.run.crashed"
+RUN_TOOL_CALLS = "fisk.run.tool_calls"
+RUN_REMOTE_TOOL_CALLS = "fisk.run.remote_tool_calls"
+UNCACHED_INPUT_TOKENS = "fisk.llm.uncached_input_tokens"
+LLM_ITERATION = "fisk.llm.iteration"
+LLM_MESSAGES = "fisk.llm.messages"
+LLM_TOOLS = "fisk.llm.tools"
+TOOL_KIND = "fisk.tool.kind"
+TOOL_OUTCOME = "fisk.tool.outcome"
+TOOL_ARG_KEYS = "fisk.tool.arg_keys"
+TOOL_REQUESTED_NAME = "fisk.tool.requested_name"
+TOOL_REMOTE = "fisk.tool.remote"
+TOOL_REMOTE_AGENT = "fisk.tool.remote_agent"
+CONTENT_TRUNCATED = "fisk.content.truncated"
+CONTENT_DROPPED_MESSAGES = "fisk.content.dropped_messages"
+# The conventions define gen_ai.tool.type without constants for its values.
+TOOL_TYPE_FUNCTION = "function"
+TOOL_TYPE_DATASTORE = "datastore"
+KNOWLEDGE_TOOL_PREFIX = "knowledge_"
+KIND_UNKNOWN = "unknown"
+KIND_REMOTE = "remote"
+KIND_BUILTIN = "builtin"
+# A constant, so a model inventing tool names cannot mint span names.
+UNKNOWN_TOOL_SPAN = "execute_tool unknown_tool"
+TERMINAL_ERROR = "error"
+STARTUP_FAILED = ErrorClass("setup_failed")
+
+OUTCOME_EXECUTED = "executed"
+OUTCOME_ERROR = "error"
+OUTCOME_UNKNOWN_TOOL = "unknown_tool"
+OUTCOME_DEFERRED = "deferred"
+OUTCOME_UNANSWERED = "unanswered"
+
+_MESSAGE_KEYS = frozenset({gen_ai.GEN_AI_INPUT_MESSAGES, gen_ai.GEN_AI_OUTPUT_MESSAGES})
 
 Attribute = str | int | float | bool | tuple[str, ...]
 
@@ -68,6 +137,51 @@ Attribute = str | int | float | bool | tuple[str, ...]
 # An instance, never registered globally; the context it reads is OpenTelemetry's own, which
 # belongs to the running task whichever provider started its span.
 _PROPAGATOR = TraceContextTextMapPropagator()
+
+
+@dataclass
+class _TurnTally:
+    """What the spans under one root counted, for its attributes and the per-turn metrics."""
+
+    agent: str = ""
+    inference_calls: int = 0
+    tool_calls: int = 0
+    remote_tool_calls: int = 0
+    input_tokens: int = 0
+    uncached_input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    reasoning_tokens: int = 0
+    system_captured: bool = False
+
+
+# Set by the root span for the spans opened inside it; a mutable record, so a task the turn
+# starts still counts into the turn's own copy.
+_TALLY: ContextVar[_TurnTally | None] = ContextVar("fisk_ai_turn_tally", default=None)
+_IMPORTED_NS = time.time_ns()
+
+
+def process_started_ns() -> int:
+    """When this process started, in Unix nanoseconds: from the kernel's record where there is
+    one (about 10 ms fine), else when the telemetry SDK was loaded."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started_after_boot = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return _IMPORTED_NS
+    now = time.time_ns()
+    return min(now, now - int((since_boot - started_after_boot) * 1e9))
+
+
+def argument_keys(arguments: str) -> tuple[str, ...]:
+    """The key names of a tool call's JSON arguments, never their values."""
+    try:
+        decoded = json.loads(arguments)
+    except ValueError:
+        return ()
+    return tuple(str(key) for key in decoded) if isinstance(decoded, dict) else ()
 
 
 def current_traceparent() -> str:
@@ -129,6 +243,11 @@ class _LiveSpan:
         self.input_tokens = 0
         self.output_tokens = 0
         self.error: ErrorClass | None = None
+        self.finish_reason = ""
+        self.answered = False
+        self.terminal = ""
+        self._truncated: list[str] = []
+        self._dropped_messages = 0
 
     @property
     def recording(self) -> bool:
@@ -141,27 +260,102 @@ class _LiveSpan:
     def set(self, key: str, value: Attribute) -> None:
         self._span.set_attribute(key, value)
 
-    def usage(self, input_tokens: int, output_tokens: int) -> None:
-        self.input_tokens, self.output_tokens = input_tokens, output_tokens
-        self._span.set_attribute(gen_ai.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
-        self._span.set_attribute(gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+    def usage(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        cache_read_tokens: int = 0,
+        cache_creation_tokens: int = 0,
+        reasoning_tokens: int = 0,
+    ) -> None:
+        # The conventions' input counts every tier, cached ones included.
+        self.input_tokens = input_tokens + cache_read_tokens + cache_creation_tokens
+        self.output_tokens = output_tokens
+        self.set_usage(
+            total_input=self.input_tokens,
+            uncached_input=input_tokens,
+            output=output_tokens,
+            cache_read=cache_read_tokens,
+            cache_creation=cache_creation_tokens,
+            reasoning=reasoning_tokens,
+        )
+        tally = _TALLY.get()
+        if tally is not None:
+            tally.input_tokens += self.input_tokens
+            tally.uncached_input_tokens += input_tokens
+            tally.output_tokens += output_tokens
+            tally.cache_read_tokens += cache_read_tokens
+            tally.cache_creation_tokens += cache_creation_tokens
+            tally.reasoning_tokens += reasoning_tokens
+
+    def set_usage(
+        self,
+        *,
+        total_input: int,
+        uncached_input: int,
+        output: int,
+        cache_read: int,
+        cache_creation: int,
+        reasoning: int,
+    ) -> None:
+        """The usage attributes of a model call or a turn."""
+        self._span.set_attribute(gen_ai.GEN_AI_USAGE_INPUT_TOKENS, total_input)
+        self._span.set_attribute(gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS, output)
+        self._span.set_attribute(gen_ai.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, cache_read)
+        self._span.set_attribute(gen_ai.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, cache_creation)
+        self._span.set_attribute(gen_ai.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, reasoning)
+        # The term a cost calculation needs, and the number the run summary prints.
+        self._span.set_attribute(UNCACHED_INPUT_TOKENS, uncached_input)
 
     def finish_reasons(self, *reasons: str) -> None:
+        self.finish_reason = reasons[0] if reasons else ""
         self._span.set_attribute(gen_ai.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
 
     def content(self, key: str, build: Callable[[], str]) -> None:
+        if key == gen_ai.GEN_AI_TOOL_CALL_RESULT:
+            self.answered = True
         if not self._owner.content_exported:
             return
-        value = build()
         limit = self._owner.capture_max_bytes
-        if limit and len(value.encode("utf-8")) > limit:
-            value = value.encode("utf-8")[:limit].decode("utf-8", "ignore")
-        self._span.set_attribute(key, value)
+        if key in _MESSAGE_KEYS:
+            finish = self.finish_reason if key == gen_ai.GEN_AI_OUTPUT_MESSAGES else ""
+            self.record(key, messages_document(build(), finish_reason=finish, max_bytes=limit))
+        else:
+            self.record(key, value_document(build(), max_bytes=limit))
+
+    def record(self, key: str, document: Document) -> None:
+        """Put a rendered content document on the span, saying what was cut to fit it."""
+        if not document.text:
+            return
+        self._span.set_attribute(key, document.text)
+        if document.truncated:
+            self._truncated.append(key)
+            self._span.set_attribute(CONTENT_TRUNCATED, tuple(self._truncated))
+        if document.dropped_messages:
+            self._dropped_messages += document.dropped_messages
+            self._span.set_attribute(CONTENT_DROPPED_MESSAGES, self._dropped_messages)
+
+    def terminal_reason(self, reason: str) -> None:
+        self.terminal = reason
+        self._span.set_attribute(RUN_TERMINAL_REASON, reason)
 
     def fail(self, error: ErrorClass) -> None:
         self.error = error
         self._span.set_attribute(error_attributes.ERROR_TYPE, error.value)
         self._span.set_status(Status(StatusCode.ERROR, error.value))
+
+
+def _tool_outcome(kind: str, span: _LiveSpan, raised: bool) -> str:
+    """The one axis tool calls are grouped by."""
+    if kind == KIND_UNKNOWN:
+        return OUTCOME_UNKNOWN_TOOL
+    if raised:
+        # Interrupted before its answer, or stopped with the run; a crash says so on the root.
+        return OUTCOME_UNANSWERED
+    if span.error is not None:
+        return OUTCOME_ERROR
+    return OUTCOME_EXECUTED if span.answered else OUTCOME_DEFERRED
 
 
 class LiveTelemetry(Telemetry):
@@ -194,6 +388,7 @@ class LiveTelemetry(Telemetry):
         self._tracer_provider.add_span_processor(BatchSpanProcessor(self._spans))
         self._tracer = self._tracer_provider.get_tracer("fisk_ai")
         self._propagator = _PROPAGATOR
+        self._startup: trace.Span | None = None
         self._meter_provider: MeterProvider | None = None
         if not settings.no_metrics:
             reader = PeriodicExportingMetricReader(
@@ -214,16 +409,34 @@ class LiveTelemetry(Telemetry):
                 gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION,
                 unit="s",
                 description="Duration of model calls",
-                explicit_bucket_boundaries_advisory=SECONDS_BUCKETS,
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            )
+            self._agent_duration = meter.create_histogram(
+                INVOKE_AGENT_DURATION,
+                unit="s",
+                description="Duration of one turn of the agent",
+                explicit_bucket_boundaries_advisory=AGENT_DURATION_BUCKETS,
+            )
+            self._agent_inference_calls = meter.create_histogram(
+                INVOKE_AGENT_INFERENCE_CALLS,
+                unit="{inference_call}",
+                description="Model calls made in one turn of the agent",
+                explicit_bucket_boundaries_advisory=CALL_COUNT_BUCKETS,
+            )
+            self._agent_tool_calls = meter.create_histogram(
+                INVOKE_AGENT_TOOL_CALLS,
+                unit="{tool_call}",
+                description="Tool calls made in one turn of the agent",
+                explicit_bucket_boundaries_advisory=CALL_COUNT_BUCKETS,
+            )
+            self._tool_duration = meter.create_histogram(
+                EXECUTE_TOOL_DURATION,
+                unit="s",
+                description="Duration of tool calls, every exit included",
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
             )
             self._tool_calls = meter.create_counter(
                 "fisk.tool.calls", unit="{call}", description="Tool calls handled"
-            )
-            self._tool_duration = meter.create_histogram(
-                "fisk.tool.duration",
-                unit="s",
-                description="Duration of tool calls",
-                explicit_bucket_boundaries_advisory=SECONDS_BUCKETS,
             )
             self._degraded_searches = meter.create_counter(
                 "fisk.knowledge.degraded_searches",
@@ -258,15 +471,48 @@ class LiveTelemetry(Telemetry):
                     live.fail(GENERIC_ERROR)
                 raise
 
+    def startup(self, agent: str) -> None:
+        if self._startup is not None:
+            return
+        # A root of its own: startup is the process's, not any turn's.
+        self._startup = self._tracer.start_span(
+            f"startup {agent}" if agent else "startup",
+            context=Context(),
+            kind=SpanKind.INTERNAL,
+            start_time=process_started_ns(),
+        )
+
+    def ready(self, *, tools_by_kind: Mapping[str, int] | None = None) -> None:
+        span, self._startup = self._startup, None
+        if span is None:
+            return
+        for kind, count in (tools_by_kind or {}).items():
+            span.set_attribute(f"fisk.tools.{kind}", count)
+        span.end()
+
+    def _startup_failed(self) -> None:
+        """End a startup span the process stopped before finishing: the slow or failing start
+        is what the span is for."""
+        if self._startup is not None:
+            self._startup.set_attribute(error_attributes.ERROR_TYPE, STARTUP_FAILED.value)
+            self._startup.set_status(Status(StatusCode.ERROR, STARTUP_FAILED.value))
+        self.ready()
+
     @contextmanager
-    def _run(self, agent: str, traceparent: str) -> Iterator[Span]:
+    def _run(
+        self, agent: str, traceparent: str, interactive: bool, resumed: bool
+    ) -> Iterator[Span]:
+        self.ready()
         context = self._propagator.extract({"traceparent": traceparent}) if traceparent else None
+        began = time.perf_counter()
         with self._span(
             f"invoke_agent {agent}" if agent else "invoke_agent",
             SpanKind.SERVER if traceparent else SpanKind.INTERNAL,
             {
                 gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value,
                 gen_ai.GEN_AI_AGENT_NAME: agent,
+                RUN_INTERACTIVE: interactive,
+                RUN_RESUMED: resumed,
             },
             context,
         ) as span:
@@ -275,13 +521,58 @@ class LiveTelemetry(Telemetry):
                 record.trace_id = span.trace_id
                 record.content_exported = self.content_exported
                 record.traceparent = self.traceparent()
-            yield span
+            tally = _TurnTally(agent=agent)
+            token = _TALLY.set(tally)
+            raised = True
+            try:
+                yield span
+                raised = False
+            finally:
+                _TALLY.reset(token)
+                self._finish_run(span, tally, raised, interactive, time.perf_counter() - began)
 
-    def run(self, agent: str, *, traceparent: str = "") -> AbstractContextManager[Span]:
-        return self._run(agent, traceparent)
+    def _finish_run(
+        self, span: _LiveSpan, tally: _TurnTally, raised: bool, interactive: bool, seconds: float
+    ) -> None:
+        if raised and not span.terminal:
+            span.terminal_reason(TERMINAL_ERROR)
+        span.set(RUN_CRASHED, raised)
+        span.set(RUN_TOOL_CALLS, tally.tool_calls)
+        span.set(RUN_REMOTE_TOOL_CALLS, tally.remote_tool_calls)
+        span.set_usage(
+            total_input=tally.input_tokens,
+            uncached_input=tally.uncached_input_tokens,
+            output=tally.output_tokens,
+            cache_read=tally.cache_read_tokens,
+            cache_creation=tally.cache_creation_tokens,
+            reasoning=tally.reasoning_tokens,
+        )
+        if self._meter_provider is None:
+            return
+        measured: dict[str, Attribute] = {
+            gen_ai.GEN_AI_AGENT_NAME: tally.agent,
+            RUN_INTERACTIVE: interactive,
+        }
+        if span.terminal:
+            measured[RUN_TERMINAL_REASON] = span.terminal
+        self._agent_duration.record(seconds, measured)
+        self._agent_inference_calls.record(tally.inference_calls, measured)
+        self._agent_tool_calls.record(tally.tool_calls, measured)
+
+    def run(
+        self,
+        agent: str,
+        *,
+        traceparent: str = "",
+        interactive: bool = False,
+        resumed: bool = False,
+    ) -> AbstractContextManager[Span]:
+        return self._run(agent, traceparent, interactive, resumed)
 
     @contextmanager
-    def _measured_model_call(self, provider: str, model: str) -> Iterator[Span]:
+    def _measured_model_call(
+        self, provider: str, model: str, system: Sequence[str], sizes: dict[str, Attribute]
+    ) -> Iterator[Span]:
         attributes: dict[str, Attribute] = {
             gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.CHAT.value,
             gen_ai.GEN_AI_PROVIDER_NAME: provider,
@@ -289,10 +580,22 @@ class LiveTelemetry(Telemetry):
         }
         began = time.perf_counter()
         span: _LiveSpan | None = None
+        tally = _TALLY.get()
         try:
-            with self._span(f"chat {model}", SpanKind.CLIENT, attributes) as span:
+            # The sizes are span attributes only: a metric keeps the model's own labels.
+            with self._span(f"chat {model}", SpanKind.CLIENT, attributes | sizes) as span:
+                # The system prompt is a constant of the turn: once per turn, not per call.
+                if self.content_exported and not (tally and tally.system_captured):
+                    span.record(
+                        gen_ai.GEN_AI_SYSTEM_INSTRUCTIONS,
+                        system_instructions_document(system, max_bytes=self.capture_max_bytes),
+                    )
+                    if tally is not None:
+                        tally.system_captured = True
                 yield span
         finally:
+            if tally is not None:
+                tally.inference_calls += 1
             if self._meter_provider is not None and span is not None:
                 measured = dict(attributes)
                 if span.error is not None:
@@ -304,31 +607,85 @@ class LiveTelemetry(Telemetry):
                             count, {**attributes, gen_ai.GEN_AI_TOKEN_TYPE: kind}
                         )
 
-    def model_call(self, provider: str, model: str) -> AbstractContextManager[Span]:
-        return self._measured_model_call(provider, model)
+    def model_call(
+        self,
+        provider: str,
+        model: str,
+        *,
+        system: Sequence[str] = (),
+        iteration: int = 0,
+        messages: int = 0,
+        tools: int = 0,
+        max_tokens: int = 0,
+    ) -> AbstractContextManager[Span]:
+        sizes: dict[str, Attribute] = {
+            LLM_ITERATION: iteration,
+            LLM_MESSAGES: messages,
+            LLM_TOOLS: tools,
+        }
+        if max_tokens > 0:
+            sizes[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = max_tokens
+        return self._measured_model_call(provider, model, system, sizes)
 
     @contextmanager
-    def _measured_tool_call(self, name: str) -> Iterator[Span]:
+    def _measured_tool_call(
+        self, name: str, call_id: str, kind: str, arguments: str
+    ) -> Iterator[Span]:
         began = time.perf_counter()
-        span: _LiveSpan | None = None
+        tally = _TALLY.get()
+        unknown = kind == KIND_UNKNOWN
+        datastore = kind == KIND_BUILTIN and name.startswith(KNOWLEDGE_TOOL_PREFIX)
         attributes: dict[str, Attribute] = {
             gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value,
-            gen_ai.GEN_AI_TOOL_NAME: name,
+            gen_ai.GEN_AI_TOOL_TYPE: TOOL_TYPE_DATASTORE if datastore else TOOL_TYPE_FUNCTION,
         }
-        try:
-            with self._span(f"execute_tool {name}", SpanKind.INTERNAL, attributes) as span:
+        # A name no tool has came from the model unvalidated: span attribute only.
+        attributes[TOOL_REQUESTED_NAME if unknown else gen_ai.GEN_AI_TOOL_NAME] = name
+        if call_id:
+            attributes[gen_ai.GEN_AI_TOOL_CALL_ID] = call_id
+        if tally is not None and tally.agent:
+            attributes[gen_ai.GEN_AI_AGENT_NAME] = tally.agent
+        if kind:
+            attributes[TOOL_KIND] = kind
+            attributes[TOOL_REMOTE] = kind == KIND_REMOTE
+        if keys := argument_keys(arguments):
+            attributes[TOOL_ARG_KEYS] = keys
+        span_name = UNKNOWN_TOOL_SPAN if unknown else f"execute_tool {name}"
+        with self._span(span_name, SpanKind.INTERNAL, attributes) as span:
+            raised = True
+            try:
                 yield span
-        finally:
-            # The requested tool name is on the span only, never on an instrument.
-            if self._meter_provider is not None and span is not None:
-                measured: dict[str, Attribute] = {}
-                if span.error is not None:
-                    measured[error_attributes.ERROR_TYPE] = span.error.value
-                self._tool_calls.add(1, measured)
-                self._tool_duration.record(time.perf_counter() - began, measured)
+                raised = False
+            finally:
+                outcome = _tool_outcome(kind, span, raised)
+                span.set(TOOL_OUTCOME, outcome)
+                if tally is not None:
+                    tally.tool_calls += 1
+                    if kind == KIND_REMOTE:
+                        tally.remote_tool_calls += 1
+                self._measure_tool(name, kind, outcome, span, raised, began)
 
-    def tool_call(self, name: str) -> AbstractContextManager[Span]:
-        return self._measured_tool_call(name)
+    def _measure_tool(
+        self, name: str, kind: str, outcome: str, span: _LiveSpan, raised: bool, began: float
+    ) -> None:
+        if self._meter_provider is None:
+            return
+        measured: dict[str, Attribute] = {TOOL_OUTCOME: outcome}
+        if kind:
+            measured[TOOL_KIND] = kind
+        # Only a name the tool set knows is a label: bounded, unlike what a model may ask for.
+        if kind and kind != KIND_UNKNOWN:
+            measured[gen_ai.GEN_AI_TOOL_NAME] = name
+        error = span.error or (GENERIC_ERROR if raised else None)
+        if error is not None:
+            measured[error_attributes.ERROR_TYPE] = error.value
+        self._tool_calls.add(1, measured)
+        self._tool_duration.record(time.perf_counter() - began, measured)
+
+    def tool_call(
+        self, name: str, *, call_id: str = "", kind: str = "", arguments: str = ""
+    ) -> AbstractContextManager[Span]:
+        return self._measured_tool_call(name, call_id, kind, arguments)
 
     def mcp_tool_call(
         self, tool: str, *, server: str = "", served: bool = False, traceparent: str = ""
@@ -364,6 +721,7 @@ class LiveTelemetry(Telemetry):
                 gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value,
                 gen_ai.GEN_AI_TOOL_NAME: tool,
                 "fisk.a2a.peer": peer,
+                TOOL_REMOTE_AGENT: peer,
             },
         )
 
@@ -415,6 +773,7 @@ class LiveTelemetry(Telemetry):
         return f"{context.trace_id:032x}" if context.is_valid else ""
 
     def shutdown(self) -> Delivery:
+        self._startup_failed()
         self._tracer_provider.force_flush(FLUSH_TIMEOUT_MILLIS)
         self._tracer_provider.shutdown()
         if self._meter_provider is not None:

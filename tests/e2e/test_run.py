@@ -515,13 +515,17 @@ def test_the_files_telemetry_keys_reach_the_collector(tmp_path: Path) -> None:
 
 
 def test_the_files_capture_max_bytes_cuts_what_each_span_carries(tmp_path: Path) -> None:
-    receiver = _joke_exported(tmp_path, "  capture: {enabled: true, max_bytes: 24}\n")
+    receiver = _joke_exported(
+        tmp_path, "  capture: {enabled: true, messages: full, max_bytes: 256}\n"
+    )
 
     captured = _captured(receiver, "gen_ai.input.messages")
     captured += _captured(receiver, "gen_ai.output.messages")
     assert captured
-    assert all(len(value.encode()) <= 24 for value in captured)
-    assert any(len(value.encode()) == 24 for value in captured)
+    assert all(len(value.encode()) <= 256 for value in captured)
+    assert all(json.loads(value) for value in captured)  # cut whole, never mid-document
+    chats = [span for span in receiver.spans() if span.name.startswith("chat ")]
+    assert any("fisk.content.truncated" in attributes(chat) for chat in chats)
 
 
 def test_a_files_sample_ratio_of_zero_exports_no_spans(tmp_path: Path) -> None:

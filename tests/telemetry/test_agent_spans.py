@@ -80,8 +80,9 @@ async def captured_inputs(receiver: Receiver, tmp_path: Path, *, full: bool) -> 
 async def test_captured_messages_by_default_are_what_each_call_adds(
     receiver: Receiver, tmp_path: Path
 ) -> None:
-    # The second call carries the reply and the tool result; only the result is new to it.
-    assert await captured_inputs(receiver, tmp_path, full=False) == [["user"], ["user"]]
+    # The second call carries the reply and the tool result; only the result is new to it,
+    # and a message of tool results alone takes the conventions' tool role.
+    assert await captured_inputs(receiver, tmp_path, full=False) == [["user"], ["tool"]]
 
 
 async def test_captured_messages_full_are_every_message_of_each_call(
@@ -89,5 +90,5 @@ async def test_captured_messages_full_are_every_message_of_each_call(
 ) -> None:
     assert await captured_inputs(receiver, tmp_path, full=True) == [
         ["user"],
-        ["user", "assistant", "user"],
+        ["user", "assistant", "tool"],
     ]

@@ -1,3 +1,4 @@
+import json
 import sys
 
 import pytest
@@ -24,8 +25,11 @@ def settings(receiver: Receiver, **changes: object) -> TelemetrySettings:
 def test_disabled_is_a_handle_whose_calls_do_nothing() -> None:
     handle = start(TelemetrySettings(enabled=False, endpoint="not a url"))
     assert handle is DISABLED
+    handle.startup("ops")
+    handle.ready(tools_by_kind={"application": 1})
     with handle.run("ops") as run, handle.model_call("anthropic", "m") as call:
         run.set("fisk.x", 1)
+        run.terminal_reason("completed")
         call.usage(3, 4)
         call.finish_reasons("end_turn")
         call.content("gen_ai.input.messages", lambda: pytest.fail("built with capture off"))
@@ -133,13 +137,26 @@ def test_a_remote_parent_saying_not_sampled_does_not_switch_recording_off(
 
 
 def test_content_is_built_only_with_capture_on(receiver: Receiver) -> None:
-    handle = start(settings(receiver, capture=True, capture_max_bytes=5, no_metrics=True))
+    handle = start(settings(receiver, capture=True, no_metrics=True))
     assert handle.content_exported
     with handle.tool_call("status") as tool:
         tool.content("gen_ai.tool.call.arguments", lambda: '{"stream": "ORDERS"}')
     handle.shutdown()
     (span,) = receiver.spans()
-    assert attributes(span)["gen_ai.tool.call.arguments"] == '{"str'
+    assert attributes(span)["gen_ai.tool.call.arguments"] == '{"stream": "ORDERS"}'
+
+
+def test_a_value_over_max_bytes_stays_valid_json_within_the_cap(receiver: Receiver) -> None:
+    handle = start(settings(receiver, capture=True, capture_max_bytes=120, no_metrics=True))
+    with handle.tool_call("status") as tool:
+        tool.content("gen_ai.tool.call.result", lambda: '{"streams": "' + "ORDERS " * 50 + '"}')
+    handle.shutdown()
+    (span,) = receiver.spans()
+    captured = str(attributes(span)["gen_ai.tool.call.result"])
+    assert len(captured.encode()) <= 120
+    assert json.loads(captured).startswith('{"streams": "ORDERS')
+    assert "raise telemetry.capture.max_bytes" in captured
+    assert attributes(span)["fisk.content.truncated"] == ("gen_ai.tool.call.result",)
 
 
 def test_capture_over_plain_http_to_a_remote_host_is_refused() -> None:

@@ -9,12 +9,20 @@ it, and a journal that already completed is answered from its last answer with n
 How each ending lands on the task:
 
 - a run that ended (answered or failed): ``complete`` with the v1 result or error message in
-  ``result.payload``, then ``+ACK``; a failed run is not retried;
-- a payload the worker cannot run: ``terminated`` with the reason in ``last_err``, ``+TERM``;
-- a journal another worker holds, or a worker stopped part way: ``retry`` with ``last_err``,
-  ``-NAK``, so the queue redelivers it and the redelivery resumes the journal;
+  ``result.payload``, then ``+ACK``; a failed run (a model refusal among them, stored as an
+  error) is not retried;
+- a payload or a count the worker cannot run: ``terminated`` with the reason in ``last_err``,
+  ``+TERM``;
+- an item naming no task, or a task document nobody can read: ``+TERM`` with a warning, the
+  document left as it was (there is nothing readable to record on);
+- a journal another worker holds, a worker stopped part way, or a drain that stopped the run
+  at its next resumable point: ``retry`` with ``last_err``, ``-NAK``, so the queue redelivers it
+  and the redelivery resumes the journal;
 - a task of another type: the record is left untouched and the item is NAKed with a delay, so
   a worker for that type can claim it (no error logged, as the user guide says).
+
+Every item, document and payload is read with the bounded loader, and whatever one item
+raises costs that item (NAKed with a delay, logged), never the channel.
 """
 
 from __future__ import annotations
@@ -30,16 +38,33 @@ from typing import TYPE_CHECKING, Any
 
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import A2AError
-from fisk_ai.a2a.messages import Identity, RequestPrompt, reply_header
+from fisk_ai.a2a.messages import (
+    Identity,
+    RequestPrompt,
+    TerminalError,
+    TerminalResult,
+    reply_header,
+)
 from fisk_ai.a2a.outcome import terminal_message
-from fisk_ai.a2a.vocabulary import Direction
-from fisk_ai.agent.outcome import Abandoned, Completed, Crashed, NotRun, Refusal, RunResult
+from fisk_ai.a2a.vocabulary import Direction, StopReason
+from fisk_ai.agent.outcome import (
+    Abandoned,
+    Completed,
+    Crashed,
+    NotRun,
+    Refusal,
+    RunResult,
+    Suspended,
+)
+from fisk_ai.errors import BoundedInputError
 from fisk_ai.serve.jobs.wire import (
     FINISHED_STATES,
     TRACEPARENT_HEADER,
-    PayloadRefused,
     QueueSettings,
     StoredTask,
+    TaskRefused,
+    TaskUnreadable,
+    count_of,
     decode_payload,
     load_task,
     parse_time,
@@ -54,6 +79,8 @@ from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.telemetry import TurnTrace
+from fisk_ai.util.bounded import loads_json
+from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -73,6 +100,10 @@ RETRY_DELAY = 5.0
 """Seconds before a job returned to the queue (journal busy, worker stopping) is offered again."""
 FETCH_WAIT = 0.5
 """Seconds one pull waits for an item; a close is noticed within it."""
+MAX_ITEM_BYTES = 4096
+"""Bytes a work item may hold: it names a task and nothing else."""
+# Characters a task id cannot hold, since it becomes a token of the task's subject.
+_NOT_IN_TASK_ID = frozenset(" \t\r\n.*>")
 
 
 def job_session_id(identity: str, task_id: str) -> str:
@@ -120,6 +151,8 @@ class JobsChannel:
         self._capacity = asyncio.Semaphore(options.workers)
         self._closed = asyncio.Event()
         self._subscription: Any = None
+        self._running: set[asyncio.Event] = set()
+        """The suspend events of the jobs handed to the Server and not yet answered."""
 
     @property
     def name(self) -> str:
@@ -139,7 +172,11 @@ class JobsChannel:
         )
 
     async def close(self) -> None:
+        """Take no more jobs; the running ones stop at their next resumable point and go back
+        to the queue, so a drain lasts one step of each run rather than the whole run."""
         self._closed.set()
+        for suspend in self._running:
+            suspend.set()
 
     async def shutdown(self) -> None:
         """Let go of the consumer once the Server is done with the channel."""
@@ -198,33 +235,60 @@ class JobsChannel:
         if self._closed.is_set():
             await message.nak()
             return None
-        return await self._claim(message)
+        import nats.errors
+
+        try:
+            return await self._claim(message)
+        except (nats.errors.Error, SessionError, OSError):
+            raise
+        except Exception:
+            # Whatever one item does, it costs that item, not the worker: the item is offered
+            # again later and the log keeps the stack for whoever looks into it.
+            _log.exception(
+                "handling a job off %s failed; its item is offered again in %g s",
+                self.name,
+                OTHER_TYPE_DELAY,
+            )
+            with contextlib.suppress(Exception):
+                await message.nak(delay=OTHER_TYPE_DELAY)
+            return None
 
     async def _claim(self, message: Msg) -> Work | None:
-        try:
-            item = json.loads(message.data)
-            task_id = item.get("job", "") if isinstance(item, dict) else ""
-        except ValueError:
-            task_id = ""
-        if not task_id:
+        task_id = _task_named(message.data)
+        if task_id is None:
+            # As asyncjobs does: a corrupt item names no task to record it on.
+            _log.warning(
+                "terminated a corrupt work item on %s (%s): it names no task",
+                self.name,
+                single_line(message.subject, 200),
+            )
             await message.term()
             return None
-        task = await load_task(self._js, str(task_id))
+        try:
+            task = await load_task(self._js, task_id)
+        except TaskUnreadable as unreadable:
+            # Redelivering it would meet the same document, and writing a state onto a document
+            # nobody can read would replace what the producer wrote.
+            _log.warning(
+                "terminated the work item of task %s: %s", single_line(task_id), unreadable
+            )
+            await message.term()
+            return None
         if task is None:
             await message.term()
             return None
         if task.document.get("type") != self._options.task_type:
             await message.nak(delay=OTHER_TYPE_DELAY)
             return None
-        if not await self._runnable(task, message):
-            return None
         try:
+            if not await self._runnable(task, message):
+                return None
             request = self._request(task)
-        except PayloadRefused as refused:
+        except TaskRefused as refused:
             await self._finish(task, "terminated", last_err=str(refused))
             await message.term()
             return None
-        task.document["tries"] = int(task.document.get("tries", 0) or 0) + 1
+        task.document["tries"] = count_of(task.document, "tries") + 1
         task.document["state"] = "active"
         task.document["tried"] = timestamp()
         task.document.pop("last_err", None)
@@ -251,6 +315,9 @@ class JobsChannel:
         return await self._work(task, request, message, traceparent)
 
     async def _runnable(self, task: StoredTask, message: Msg) -> bool:
+        """Whether the task is to run now; TaskRefused when a count it holds is not one."""
+        max_tries = count_of(task.document, "max_tries")
+        tries = count_of(task.document, "tries")
         state = task.state
         if state in FINISHED_STATES:
             await message.ack()
@@ -261,8 +328,6 @@ class JobsChannel:
             # Still running elsewhere: left unacknowledged, the queue offers it again later.
             return False
         deadline = parse_time(str(task.document.get("deadline", "")))
-        max_tries = int(task.document.get("max_tries", 0) or 0)
-        tries = int(task.document.get("tries", 0) or 0)
         if (deadline is not None and now > deadline) or (max_tries > 0 and tries >= max_tries):
             await self._finish(task, "expired")
             await message.ack()
@@ -274,13 +339,13 @@ class JobsChannel:
         try:
             request = decode(data, direction=Direction.TO_AGENT, max_size=len(data) + 1)
         except A2AError as error:
-            raise PayloadRefused(f"the payload is not a valid v1 request: {error}") from None
+            raise TaskRefused(f"the payload is not a valid v1 request: {error}") from None
         if not isinstance(request, RequestPrompt):
-            raise PayloadRefused(
+            raise TaskRefused(
                 f"a queued job takes an io.choria.fisk-ai.v1.request.prompt, not {request.protocol}"
             )
         if not request.prompt.strip():
-            raise PayloadRefused("the request's prompt is empty")
+            raise TaskRefused("the request's prompt is empty")
         return request
 
     async def _work(
@@ -296,7 +361,6 @@ class JobsChannel:
                 answer = conversation.messages[-1].text if conversation.messages else ""
                 ended = RunResult(Completed(answer), session_id)
                 await self._answer(task, request, message, ended, TurnTrace(), kind)
-                self._capacity.release()
                 return None
             kind = WorkKind.RESUME
         lease: list[asyncio.Task[None]] = []
@@ -313,7 +377,10 @@ class JobsChannel:
                 resume=session_id if kind is WorkKind.RESUME else None,
             )
 
+        suspend = asyncio.Event()
+
         async def done(result: RunResult) -> None:
+            self._running.discard(suspend)
             for renewing in lease:
                 renewing.cancel()
             try:
@@ -321,6 +388,9 @@ class JobsChannel:
             finally:
                 self._capacity.release()
 
+        self._running.add(suspend)
+        if self._closed.is_set():
+            suspend.set()
         budget = request.budget
         return Work(
             kind=kind,
@@ -335,6 +405,7 @@ class JobsChannel:
             traceparent=traceparent,
             trace=trace,
             single_turn=True,
+            suspend=suspend,
         )
 
     async def _renew(self, message: Msg) -> None:
@@ -376,6 +447,7 @@ class JobsChannel:
             trace_id=trace.trace_id,
             content_exported=trace.content_exported,
         )
+        terminal = _failed_when_refused(terminal)
         if trace.traceparent:
             terminal = terminal.model_copy(update={"traceparent": trace.traceparent})
         payload = json.loads(encode(terminal, max_size=1 << 24))
@@ -406,6 +478,9 @@ class JobsChannel:
         outcome = result.outcome
         if isinstance(outcome, Abandoned):
             return "the worker stopped before the run finished; the redelivery resumes it"
+        if isinstance(outcome, Suspended) and self._closed.is_set():
+            # Nothing but the channel closing suspends a job: nobody can cancel it or be asked.
+            return "the worker drained part way through the run; the redelivery resumes it"
         if isinstance(outcome, NotRun) and (
             outcome.refusal is Refusal.CONVERSATION_BUSY
             or (outcome.refusal is Refusal.NOT_STARTED and kind is WorkKind.START)
@@ -466,3 +541,27 @@ class JobsChannel:
         with contextlib.suppress(Exception):
             await publish_event(self._client, task)
         return True
+
+
+def _failed_when_refused(
+    terminal: TerminalResult | TerminalError,
+) -> TerminalResult | TerminalError:
+    """A job's stored answer for a model that refused: a v1 error with stop reason refusal, as
+    the user guide has a job store every failed run, so a submitter branching on the protocol
+    does not read a refusal as an answer. Its text stays the error's sentence."""
+    if not isinstance(terminal, TerminalResult) or terminal.stop_reason != StopReason.REFUSAL:
+        return terminal
+    kept = terminal.model_dump(exclude={"protocol", "stop_reason", "text"})
+    return TerminalError(**kept, error=terminal.text, stop_reason=StopReason.REFUSAL)
+
+
+def _task_named(data: bytes) -> str | None:
+    """The task id a work item names; None for an item that names none a subject can carry."""
+    try:
+        item = loads_json(data, what="the work item", max_bytes=MAX_ITEM_BYTES)
+    except BoundedInputError:
+        return None
+    task_id = item.get("job") if isinstance(item, dict) else None
+    if not isinstance(task_id, str) or not task_id or _NOT_IN_TASK_ID.intersection(task_id):
+        return None
+    return task_id

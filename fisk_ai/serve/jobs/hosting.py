@@ -25,12 +25,16 @@ async def take_jobs(
     (the --workers flag) overrides expose.agent.jobs.workers. The connection closes on exit."""
     from fisk_ai.broker.context import connect_options, load_context
     from fisk_ai.serve.jobs.channel import JobsChannel, JobsOptions
-    from fisk_ai.serve.jobs.wire import bind_queue
+    from fisk_ai.serve.jobs.wire import bind_queue, check_queue_name
+    from fisk_ai.serve.stores import check_session_store
 
     jobs = cfg.expose.agent.jobs
     assert jobs is not None, "only called with expose.agent.jobs set"
     if workers is not None and workers < 1:
         raise FiskError(f"--workers {workers} runs no job; give 1 or more")
+    check_queue_name(jobs.queue, where="expose.agent.jobs.queue")
+    # A job that cannot journal would only go back to the queue, again and again.
+    await check_session_store(resources.store)
     context = load_context(jobs.nats_context or cfg.nats_context or None)
     import nats
 

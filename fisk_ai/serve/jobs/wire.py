@@ -12,14 +12,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from nats.js.errors import APIError, NotFoundError
 
-from fisk_ai.errors import FiskError
+from fisk_ai.errors import BoundedInputError, FiskError
 from fisk_ai.telemetry import current_traceparent
+from fisk_ai.util.bounded import loads_json
 from fisk_ai.util.ids import new_ksuid
 
 if TYPE_CHECKING:
@@ -28,13 +30,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_TYPE",
+    "MAX_TASK_BYTES",
     "TASKS_STREAM",
     "TRACEPARENT_HEADER",
     "WORKERS",
-    "PayloadRefused",
     "QueueSettings",
     "StoredTask",
+    "TaskRefused",
+    "TaskUnreadable",
     "bind_queue",
+    "check_queue_name",
+    "count_of",
     "decode_payload",
     "enqueue",
     "event_subject",
@@ -55,6 +61,24 @@ EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
 # The W3C header name, as an OpenTelemetry NATS propagator carries it.
 TRACEPARENT_HEADER = "traceparent"
 FINISHED_STATES = frozenset({"complete", "completed", "expired", "terminated", "unreachable"})
+MAX_TASK_BYTES = 8 * 1024 * 1024
+"""Bytes a stored task document may hold: a payload at any sensible max_payload, base64 grown,
+plus the answer written back beside it."""
+# Go reads a task's counts into an int: 64 bits.
+_MAX_COUNT = 2**63 - 1
+# The names asyncjobs accepts for a queue (its IsValidName).
+_QUEUE_NAME = re.compile(r"[a-zA-Z0-9_:-]+")
+
+
+def check_queue_name(queue: str, *, where: str) -> str:
+    """``queue`` if asyncjobs can name a queue so; a FiskError naming ``where`` it was set
+    otherwise, before any stream name is built from it."""
+    if not _QUEUE_NAME.fullmatch(queue):
+        raise FiskError(
+            f"{where} {queue!r} is not a queue name asyncjobs accepts; use letters, digits, "
+            "'_', ':' and '-'"
+        )
+    return queue
 
 
 def queue_stream(queue: str) -> str:
@@ -136,16 +160,45 @@ class StoredTask:
         return str(self.document.get("state", ""))
 
 
+class TaskRefused(Exception):
+    """A task the worker cannot run (its payload, or a field it reads); the reason is stored as
+    the task's last_err and the task is terminated, not retried."""
+
+
+class TaskUnreadable(FiskError):
+    """A stored task document that cannot be read as one: not JSON, nested or sized past the
+    bounded loader's caps, a number out of range, or not an object. No worker can run it, and
+    none can record that on a document it cannot read."""
+
+
 async def load_task(js: JetStreamContext, task_id: str) -> StoredTask | None:
-    """The task ``task_id`` as last stored; None when the store has no such task."""
+    """The task ``task_id`` as last stored; None when the store has no such task. TaskUnreadable
+    when the stored document is not one."""
     try:
         message = await js.get_last_msg(TASKS_STREAM, task_subject(task_id))
     except NotFoundError:
         return None
-    document = json.loads(message.data or b"{}")
+    what = f"the document of task {task_id}"
+    try:
+        document = loads_json(message.data or b"", what=what, max_bytes=MAX_TASK_BYTES)
+    except BoundedInputError as bad:
+        raise TaskUnreadable(str(bad)) from None
     if not isinstance(document, dict):
-        return None
+        raise TaskUnreadable(f"{what} is not a JSON object")
     return StoredTask(document, int(message.seq or 0))
+
+
+def count_of(document: dict[str, Any], key: str) -> int:
+    """The count a task document holds under ``key`` (0 when absent), as Go reads it into an
+    int; TaskRefused when it holds anything else."""
+    value = document.get(key, 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_COUNT:
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 24 else shown[:20] + "..."
+        raise TaskRefused(f"the task's {key} is {shown}, which is not a count")
+    return value
 
 
 async def save_task(js: JetStreamContext, task: StoredTask) -> None:
@@ -169,7 +222,7 @@ async def publish_event(nc: NatsClient, task: StoredTask) -> None:
         "timestamp": timestamp(),
         "task_id": task.task_id,
         "state": task.state,
-        "tries": int(document.get("tries", 0) or 0),
+        "tries": _count_or_zero(document, "tries"),
         "queue": document.get("queue", ""),
         "task_type": document.get("type", ""),
         "task_age": age,
@@ -179,30 +232,33 @@ async def publish_event(nc: NatsClient, task: StoredTask) -> None:
     await nc.publish(event_subject(task.task_id), json.dumps(event).encode())
 
 
-class PayloadRefused(Exception):
-    """A task payload the worker cannot run; the reason is stored as the task's last_err."""
+def _count_or_zero(document: dict[str, Any], key: str) -> int:
+    try:
+        return count_of(document, key)
+    except TaskRefused:
+        return 0
 
 
 def decode_payload(document: dict[str, Any], max_payload: int) -> bytes:
     """The request bytes a task carries. The payload is base64 in JSON; its bytes are bounded
-    by ``max_payload`` before anything else reads them, and a JSON string literal (what
-    ``ajc tasks add TYPE PAYLOAD`` stores) is unwrapped once."""
+    by ``max_payload`` before anything else reads them, they are read with the bounded loader,
+    and a JSON string literal (what ``ajc tasks add TYPE PAYLOAD`` stores) is unwrapped once."""
     raw = document.get("payload")
     if not isinstance(raw, str) or not raw:
-        raise PayloadRefused("the task has no payload; send an io.choria.fisk-ai.v1 request")
+        raise TaskRefused("the task has no payload; send an io.choria.fisk-ai.v1 request")
     try:
         data = base64.b64decode(raw, validate=True)
     except (binascii.Error, ValueError):
-        raise PayloadRefused("the task payload is not valid base64") from None
+        raise TaskRefused("the task payload is not valid base64") from None
     if len(data) > max_payload:
-        raise PayloadRefused(
+        raise TaskRefused(
             f"the payload is {len(data)} bytes, over the {max_payload}-byte "
             "expose.agent.jobs.max_payload"
         )
     try:
-        inner = json.loads(data)
-    except ValueError:
-        return data
+        inner = loads_json(data, what="the task payload", max_bytes=max_payload)
+    except BoundedInputError as bad:
+        raise TaskRefused(f"{bad}; send an io.choria.fisk-ai.v1 request") from None
     if isinstance(inner, str):
         return inner.encode()
     return data

@@ -1,5 +1,6 @@
 """The jobs channel's lifecycle events on the wire as an asyncjobs Go client reads them, and its
-drain: the running job finishes and is answered, nothing more is taken off the queue."""
+drain: the running job stops at its next resumable point and goes back to the queue, nothing
+more is taken off it."""
 
 from __future__ import annotations
 
@@ -14,13 +15,17 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
 from fisk_ai.agent.resources import Resources
+from fisk_ai.agent.runner import Runner
 from fisk_ai.broker.server import locate_server_binary
-from fisk_ai.serve.jobs.channel import JobsChannel, JobsOptions
+from fisk_ai.serve.jobs.channel import JobsChannel, JobsOptions, job_session_id
 from fisk_ai.serve.jobs.wire import EVENT_TYPE, bind_queue, enqueue, load_task, parse_time
 from fisk_ai.serve.server import HostedChannels
 from fisk_ai.sessions.file import FileSessionStore
+from fisk_ai.sessions.fold import SessionStatus, fold
 from tests.agent.conftest import SETTINGS, FakeTool, toolset
+from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
+from tests.serve.jobs.states import PATIENCE, watching
 from tests.serve.jobs.test_channel import QUEUE, REQUEST, client, make_storage
 from tests.serve.prompts.engine import Held
 
@@ -114,7 +119,7 @@ async def test_the_lifecycle_events_read_as_a_go_client_reads_them(
     assert len({event["event_id"] for event in events}) == 3
 
 
-async def test_a_drain_answers_the_running_job_and_takes_no_other(
+async def test_a_drain_stops_the_running_job_where_it_resumes_and_takes_no_other(
     client: NatsClient, tmp_path: Path
 ) -> None:
     await make_storage(client)
@@ -123,31 +128,39 @@ async def test_a_drain_answers_the_running_job_and_takes_no_other(
     provider = ScriptedProvider([calls(call("t1", "slow")), answer("finished")])
     running = await enqueue(client, QUEUE, "fisk-ai:run", json.dumps(REQUEST).encode())
     waiting = await enqueue(client, QUEUE, "fisk-ai:run", json.dumps(REQUEST).encode())
-    resources = Resources(SETTINGS, provider, toolset(tool), FileSessionStore(tmp_path / "runs"))
-    channel, hosted = await start(client, resources)
-    try:
-        await asyncio.wait_for(held.started.wait(), 10)
-        await hosted.drain()
-        idle = asyncio.ensure_future(hosted.wait_idle())
-        # Turns of the loop, not time: the held tool cannot finish, so nothing but a drain that
-        # dropped the running job could let the server go idle.
-        for _ in range(50):
-            await asyncio.sleep(0)
-        assert not idle.done(), "the running job carries on through the drain"
-        assert hosted.running == 1
-        held.release.set()
-        await asyncio.wait_for(idle, 10)
-        done = await wait_for_state(client, running, "complete")
-        assert done["result"]["payload"]["text"] == "finished"
-        # The second job was never taken: its record is as the producer wrote it, and its
-        # item is still on the queue for another worker.
-        untouched = await load_task(client.jetstream(), waiting)
-        assert untouched is not None
-        assert (untouched.state, untouched.document["tries"]) == ("new", 0)
-        info = await client.jetstream().consumer_info(f"CHORIA_AJ_Q_{QUEUE}", "WORKERS")
-        assert info.num_pending + info.num_ack_pending == 1
-        assert provider.calls == 2
-    finally:
-        held.release.set()
-        await hosted.close()
-        await channel.shutdown()
+    store = FileSessionStore(tmp_path / "runs")
+    resources = Resources(SETTINGS, provider, toolset(tool), store)
+    async with watching(client) as states:
+        channel, hosted = await start(client, resources)
+        try:
+            await asyncio.wait_for(held.started.wait(), PATIENCE)
+            await hosted.drain()
+            # The tool already running finishes; the model is not asked again after it.
+            held.release.set()
+            returned = await states.reached(client, running, "retry")
+            await hosted.wait_idle()
+        finally:
+            held.release.set()
+            await hosted.close()
+            await channel.shutdown()
+
+    assert returned["last_err"] == (
+        "the worker drained part way through the run; the redelivery resumes it"
+    )
+    assert "result" not in returned
+    assert (provider.calls, len(tool.executed)) == (1, 1)
+    # The second job was never taken: its record is as the producer wrote it, and both items
+    # are on the queue for another worker (the drained one after its delay).
+    untouched = await load_task(client.jetstream(), waiting)
+    assert untouched is not None
+    assert (untouched.state, untouched.document["tries"]) == ("new", 0)
+    info = await client.jetstream().consumer_info(f"CHORIA_AJ_Q_{QUEUE}", "WORKERS")
+    assert info.num_pending + info.num_ack_pending == 2
+    # Where it stopped is where the redelivery goes on: the tool's result is journaled, and a
+    # resume asks the model once more and runs nothing again.
+    session_id = job_session_id("worker", running)
+    assert fold(await store.read(session_id)).status is SessionStatus.SUSPENDED
+    async with Runner(resources, events=RecordingSink()) as resumed:
+        result = await resumed.resume(session_id)
+    assert result.answer == "finished"
+    assert (provider.calls, len(tool.executed)) == (2, 1)
