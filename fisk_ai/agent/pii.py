@@ -27,6 +27,7 @@ from functools import cache
 from fisk_ai.agent.events import EventSink, WarningEvent, WarningKind
 from fisk_ai.agent.hooks import Deny, Hooks
 from fisk_ai.agent.pii_checks.base import Check, Detector, Finding
+from fisk_ai.agent.pii_checks.normalize import normalized
 from fisk_ai.agent.pii_checks.validators import card_valid, iban_valid, luhn_valid, ssn_valid
 from fisk_ai.config.models import PiiMode
 from fisk_ai.errors import FiskError
@@ -75,7 +76,22 @@ class Scanner:
 
     def scan(self, text: str) -> list[Finding]:
         """The findings in ``text``, in order, none overlapping (the earlier detector wins where
-        two overlap, so a private key block is one secret, not a dozen phone numbers)."""
+        two overlap, so a private key block is one secret, not a dozen phone numbers).
+
+        The checks read the text normalised (``pii_checks.normalize``), so a value written with
+        zero-width, fullwidth or look-alike separator characters is still found; each finding
+        is mapped back onto ``text``, look-alike characters included."""
+        view = normalized(text)
+        found = self._scan(view.text)
+        if view.unchanged:
+            return found
+        spans = [view.original_span(finding.start, finding.end) for finding in found]
+        return [
+            replace(finding, start=start, end=end)
+            for finding, (start, end) in zip(found, spans, strict=True)
+        ]
+
+    def _scan(self, text: str) -> list[Finding]:
         lowered = text.lower()
         if len(lowered) != len(text):
             # A few characters lowercase to two (İ), which would shift every offset a detector
@@ -111,7 +127,7 @@ def redact(text: str, findings: Sequence[Finding]) -> str:
     parts: list[str] = []
     position = 0
     for finding in findings:
-        parts += [text[position : finding.start], finding.check.placeholder]
+        parts += [text[position : finding.start], finding.placeholder]
         position = finding.end
     parts.append(text[position:])
     return "".join(parts)

@@ -78,7 +78,8 @@ async def _fetch(
 
 
 def render_card(card: DiscoveryReply) -> str:
-    """The card as ``fisk discover`` prints it: the agent's fields, then its tools."""
+    """The card as ``fisk discover`` prints it: the agent's fields (with the telemetry fields
+    for an agent answering prompts), then its tools."""
     from fisk_ai.util.sanitize import single_line
 
     fields = [
@@ -89,6 +90,13 @@ def render_card(card: DiscoveryReply) -> str:
         ("Model", card.model),
     ]
     shown = [(label, single_line(value)) for label, value in fields if value]
+    if card.model or card.telemetry or card.telemetry_content:
+        # What the agent does with a conversation, for a caller deciding whether to send one;
+        # an agent answering no prompts has no conversation to export.
+        shown += [
+            ("Telemetry", _enabled(card.telemetry)),
+            ("Telemetry Content", _enabled(card.telemetry_content)),
+        ]
     width = 4 + max(len(label) for label, _ in shown)
     lines = [f"Agent Card for {single_line(card.name)}:", ""]
     lines += [f"{label.rjust(width)}: {value}" for label, value in shown]
@@ -103,6 +111,10 @@ def render_card(card: DiscoveryReply) -> str:
     name_width = max(len(name) for name, _ in rows)
     lines += [f"{name.ljust(name_width)}  {text}".rstrip() for name, text in rows]
     return "\n".join(lines) + "\n"
+
+
+def _enabled(value: bool) -> str:
+    return "enabled" if value else "disabled"
 
 
 def _cut(text: str) -> str:

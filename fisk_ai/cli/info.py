@@ -40,7 +40,7 @@ def register(subcommands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from fisk_ai.agent.application import load_application_tools
+    from fisk_ai.agent.application import load_application_tools, operator_secret_env_names
     from fisk_ai.config import Mode, load
     from fisk_ai.lineui.info import (
         build_report,
@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
             from fisk_ai.tools.mcp.sessions import discover_mcp_servers
 
             # Best effort: a server that is down is reported, not fatal.
-            mcp_servers = await discover_mcp_servers(cfg.mcp_clients)
+            mcp_servers = await discover_mcp_servers(
+                cfg.mcp_clients, secret_env_names=operator_secret_env_names(cfg)
+            )
         async with import_remote_tools(cfg, strict=False) as remote:
             tool_set, collision = info_tool_set(cfg, application_tools, remote, mcp_servers)
             entries = await count_memories(cfg)

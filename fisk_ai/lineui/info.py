@@ -12,6 +12,7 @@ from fisk_ai.tools.base import Confirmable
 from fisk_ai.tools.mcp.importing import McpTool
 from fisk_ai.tools.remote import RemoteTool
 from fisk_ai.util.durations import format_duration
+from fisk_ai.util.redact import redact_url
 from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
@@ -243,7 +244,9 @@ def telemetry_section(cfg: Config) -> Section:
         capture_origin = "file, off while export is off"
     fields = [
         Field("Enabled", enabled),
-        Field("Endpoint", f"{block.endpoint or DEFAULT_ENDPOINT} ({origin('endpoint')})"),
+        Field(
+            "Endpoint", f"{redact_url(block.endpoint or DEFAULT_ENDPOINT)} ({origin('endpoint')})"
+        ),
         Field(
             "Service name",
             f"{block.service_name} (file)"
@@ -471,7 +474,6 @@ async def knowledge_section(cfg: Config) -> Section | None:
 
 def _embedder_label(settings: Embeddings) -> str:
     from fisk_ai.config import EmbeddingsProvider
-    from fisk_ai.util.redact import redact_url
 
     if settings.provider is EmbeddingsProvider.LOCAL:
         return f"{settings.model}, in-process (provider: local)"

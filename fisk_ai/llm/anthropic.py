@@ -15,6 +15,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -52,7 +53,7 @@ from fisk_ai.llm.types import (
 from fisk_ai.util import jsonx
 from fisk_ai.util.durations import format_duration
 from fisk_ai.util.fsx import create_private_file
-from fisk_ai.util.redact import REDACTED, redact_url
+from fisk_ai.util.redact import REDACTED, redact_url, redact_values
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
@@ -523,10 +524,12 @@ class AnthropicProvider:
                 "check --base-url or ANTHROPIC_BASE_URL and that the endpoint is up"
             )
         if not isinstance(failure, anthropic.APIStatusError):
-            return ProviderCallError(f"the Anthropic API call failed: {_detail(failure.message)}")
+            return ProviderCallError(
+                f"the Anthropic API call failed: {self._detail(failure.message)}"
+            )
         status = failure.status_code
         request_id = failure.request_id or ""
-        detail = f"{status}: {_detail(failure.api_message or failure.response.reason_phrase)}"
+        detail = f"{status}: {self._detail(failure.api_message or failure.response.reason_phrase)}"
         if status == 401:
             return ProviderAuthError(
                 f"the Anthropic API refused the API key ({detail}); set a valid key in "
@@ -558,6 +561,19 @@ class AnthropicProvider:
             request_id=request_id,
         )
 
+    def _masked(self, text: str) -> str:
+        """``text`` without what this provider sends as credentials: the API key and the custom
+        headers' values wherever they appear, and the value after any credential header's name
+        (an endpoint echoing the request's headers back in a body or an error message)."""
+        custom = _custom_headers()
+        text = redact_values(text, [self._api_key, *custom.values()])
+        return _echoed_header_values(frozenset(_SECRET_HEADERS | custom.keys())).sub(
+            lambda match: match.group("name") + REDACTED, text
+        )
+
+    def _detail(self, text: object) -> str:
+        return single_line(self._masked(str(text or "no detail given")), _DETAIL_LIMIT)
+
     async def _dump_request(self, request: httpx2.Request) -> None:
         target = redact_url(str(request.url))
         lines = [f">>> {_now()} {request.method} {target}", *_header_lines(request.headers)]
@@ -580,8 +596,9 @@ class AnthropicProvider:
     def _write_debug(self, lines: list[str], body: bytes) -> None:
         if self._http_debug is None:
             return
-        head = "\n".join(lines).encode("utf-8", "replace")
-        self._http_debug.write(head + b"\n\n" + body + b"\n\n")
+        head = self._masked("\n".join(lines)).encode("utf-8", "replace")
+        shown = self._masked(body.decode("utf-8", "replace")).encode("utf-8")
+        self._http_debug.write(head + b"\n\n" + shown + b"\n\n")
         self._http_debug.flush()
 
     def _write_trace(self, record: dict[str, Any]) -> None:
@@ -640,24 +657,32 @@ def _now() -> str:
 
 
 def _header_lines(headers: Mapping[str, str]) -> list[str]:
-    secret = _SECRET_HEADERS | _custom_header_names()
+    secret = _SECRET_HEADERS | _custom_headers().keys()
     return [
         f"{name}: {REDACTED if name.lower() in secret else value}"
         for name, value in headers.items()
     ]
 
 
-def _custom_header_names() -> frozenset[str]:
-    """The headers ANTHROPIC_CUSTOM_HEADERS adds (the SDK sends them): their values are
-    whatever an operator put there, a gateway token as often as not, so never logged."""
+def _custom_headers() -> dict[str, str]:
+    """The headers ANTHROPIC_CUSTOM_HEADERS adds (the SDK sends them), by lowercase name: their
+    values are whatever an operator put there, a gateway token as often as not, so never
+    logged. Read as the SDK reads them, one ``Name: value`` a line."""
     text = os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "")
-    return frozenset(
-        line.partition(":")[0].strip().lower() for line in text.split("\n") if ":" in line
+    headers = (line.partition(":") for line in text.split("\n") if ":" in line)
+    return {name.strip().lower(): value.strip() for name, _, value in headers}
+
+
+@functools.lru_cache(maxsize=8)
+def _echoed_header_values(names: frozenset[str]) -> re.Pattern[str]:
+    """A credential header's name, as a header line or a JSON or Python mapping writes it (JSON
+    quoted inside JSON included), followed by its value (``Bearer`` and all): the name is kept,
+    the value replaced."""
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(
+        rf"(?i)(?P<name>\b(?:{alternatives})(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
+        r"(?:bearer\s+)?[^\s\"'\\,;}\]]+"
     )
-
-
-def _detail(text: object) -> str:
-    return single_line(str(text or "no detail given"), _DETAIL_LIMIT)
 
 
 def _busy_word(status: int) -> str:

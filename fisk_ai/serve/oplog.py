@@ -1,22 +1,36 @@
 """The operator's log lines of a served run, one per step, in the user guide's wording.
 
-Each line is the message followed by ``key=value`` fields (logfmt: a value holding a space, a
+Each line is its level, the message and ``key=value`` fields (logfmt: a value holding a space, a
 quote or an equals sign is quoted), so an operator can grep a request, a caller or a session
 across every line the worker wrote. Tokens never appear here: a session id is a hash of one.
+They are the worker's audit trail, so `fisk serve` writes them at INFO whatever the verbosity
+of the rest of its log (``log_operator_lines``).
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import sys
+from typing import TextIO
 
 from fisk_ai.a2a.messages import TerminalError, TerminalResult
 
-__all__ = ["CHANNEL_PROMPTS", "OPERATOR_LOGGER", "ending_fields", "operator_line", "operator_log"]
+__all__ = [
+    "CHANNEL_PROMPTS",
+    "OPERATOR_LOGGER",
+    "OPERATOR_LOG_FORMAT",
+    "ending_fields",
+    "log_operator_lines",
+    "operator_line",
+    "operator_log",
+]
 
 OPERATOR_LOGGER = "fisk_ai.serve.operator"
 CHANNEL_PROMPTS = "a2a/prompts"
 """The prompts channel as the banner's Endpoints row and every operator line name it."""
+OPERATOR_LOG_FORMAT = "level=%(levelname)s %(message)s"
+"""The guide's operator line: ``level=INFO msg="Accepted a prompt" channel=... request=...``."""
 
 _log = logging.getLogger(OPERATOR_LOGGER)
 
@@ -42,8 +56,25 @@ def operator_line(message: str, **fields: object) -> str:
     return " ".join(parts)
 
 
+class _OperatorLines(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler ``log_operator_lines`` installs."""
+
+
+def log_operator_lines(stream: TextIO | None = None) -> None:
+    """Write the operator lines to ``stream`` (stderr by default) at INFO, in the guide's
+    format, whatever level the rest of the process logs at; once, however often called."""
+    if any(isinstance(handler, _OperatorLines) for handler in _log.handlers):
+        return
+    handler = _OperatorLines(stream if stream is not None else sys.stderr)
+    handler.setFormatter(logging.Formatter(OPERATOR_LOG_FORMAT))
+    _log.addHandler(handler)
+    _log.setLevel(logging.INFO)
+    # Written once, here: the root handler's format would print them a second time, unlike.
+    _log.propagate = False
+
+
 def operator_log(message: str, **fields: object) -> None:
-    """Write one operator line at info level (seen with `fisk serve --verbose`)."""
+    """Write one operator line at info level."""
     if _log.isEnabledFor(logging.INFO):
         _log.info("%s", operator_line(message, **fields))
 

@@ -50,6 +50,7 @@ from fisk_ai.sessions.errors import (
     SessionError,
 )
 from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.records import Record
 from fisk_ai.telemetry import TurnTrace, turn_trace
 from fisk_ai.tools.questions import NoOperator, Prompter
 
@@ -152,6 +153,9 @@ class Work:
     """Nobody can send this conversation another turn (a queued job), so the run is not
     interactive whatever the server's settings say: its journal ends as the run did rather
     than open for a next turn."""
+    records: Sequence[Record] = ()
+    """The conversation's journal when the channel has just read it for its own checks, so
+    the turn does not read it again; empty to have the server read it."""
 
 
 class Channel(Protocol):
@@ -392,7 +396,7 @@ class Server:
                     await self._answer_deferred(work, work.deferred_answer)
                 return await runner.resume(work.session_id, force=work.force)
             case WorkKind.FOLLOW_UP:
-                records = await store.read(work.session_id)
+                records = work.records or await store.read(work.session_id)
                 if fold(records).deferred:
                     raise _TurnNotTaken
                 # The prompt goes in as written after whatever the last turn left: a failed

@@ -316,8 +316,8 @@ class ToolsServer:
             await _refuse(
                 replies,
                 ErrorCode.CAPACITY,
-                f"agent {self._identity.name} is running {limit} tool calls, its limit; retry, "
-                "and the next free member of its queue group takes it",
+                f"agent {self._identity.name} is running as many tool calls as it may at once "
+                f"({limit} at most); retry, and the next free member of its queue group takes it",
             )
             return
         self._busy += 1

@@ -20,6 +20,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from fisk_ai.errors import FiskError
+from fisk_ai.util.redact import redact_url
 
 __all__ = [
     "DEFAULT_ENDPOINT",
@@ -366,7 +367,8 @@ def _validate(settings: TelemetrySettings) -> str:
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise TelemetryError(
-            f'"telemetry.endpoint" must be an http or https URL with a host, not "{endpoint}"'
+            '"telemetry.endpoint" must be an http or https URL with a host, '
+            f'not "{redact_url(endpoint)}"'
         )
     if settings.capture and parts.scheme == "http" and not _is_loopback(parts.hostname):
         raise TelemetryError(

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fisk_ai.errors import FiskError
-from fisk_ai.util.fsx import PRIVATE_FILE_MODE, create_private_file
+from fisk_ai.util.fsx import PRIVATE_FILE_MODE, create_private_file, make_private_directories
 
 __all__ = [
     "HISTORY_LIMIT",
@@ -116,7 +116,7 @@ class PromptHistory:
     def _prepare_directory(self) -> None:
         directory = self.path.parent
         try:
-            directory.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+            make_private_directories(directory)
         except FileExistsError:
             pass  # something that is not a directory; the check below names it
         except OSError as failure:

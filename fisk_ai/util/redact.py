@@ -1,14 +1,19 @@
-"""Endpoints fit to print: the parts of a URL that carry credentials are taken out."""
+"""Text fit to print: the parts of a URL that carry credentials, and known secret values, are
+taken out."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
 from fisk_ai.util.sanitize import single_line
 
-__all__ = ["REDACTED", "redact_url"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact_url", "redact_values"]
 
 REDACTED = "REDACTED"
+MIN_SECRET_LENGTH = 8
+"""A secret value shorter than this is never searched for: replacing a string that short would
+blank digits and words all through an unrelated message."""
 
 
 def redact_url(url: str) -> str:
@@ -38,3 +43,13 @@ def _redact_parameter(item: str) -> str:
     name, separator, _ = item.partition("=")
     # A parameter with no "=" may be a bare key standing alone, so it is treated as a value.
     return f"{name}={REDACTED}" if separator else REDACTED
+
+
+def redact_values(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each of ``secrets`` replaced by REDACTED, longest first
+    so a value holding another is replaced whole; values shorter than ``MIN_SECRET_LENGTH`` are
+    left alone."""
+    kept = sorted({value for value in secrets if len(value) >= MIN_SECRET_LENGTH}, key=len)
+    for secret in reversed(kept):
+        text = text.replace(secret, REDACTED)
+    return text

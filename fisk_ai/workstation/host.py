@@ -347,12 +347,13 @@ def telemetry_row(cfg: Config | None, *, no_telemetry: bool) -> str:
         return ""
     from fisk_ai.serve.observability import NO_TELEMETRY_FLAG
     from fisk_ai.telemetry import DEFAULT_ENDPOINT, TelemetrySettings, export_on, off_switch
+    from fisk_ai.util.redact import redact_url
 
     settings = TelemetrySettings(
         enabled=cfg.telemetry.enabled, disabled_by=NO_TELEMETRY_FLAG if no_telemetry else ""
     )
     if export_on(settings):
-        return f"on, to {cfg.telemetry.endpoint or DEFAULT_ENDPOINT}"
+        return f"on, to {redact_url(cfg.telemetry.endpoint or DEFAULT_ENDPOINT)}"
     switch = off_switch(settings)
     return f"off ({switch})" if switch else "off"
 

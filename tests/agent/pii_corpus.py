@@ -5,6 +5,7 @@ Deterministic: the same seed gives the same lines, so a figure in docs/pii.md ca
 Run it as a script to print the lines (``python -m tests.agent.pii_corpus | head``).
 """
 
+# ruff: noqa: RUF001 - the look-alike characters are what the corpus is about
 from __future__ import annotations
 
 import random
@@ -24,6 +25,11 @@ HOSTILE_OUTPUTS = {
     "jwt-heads": "eyJ" * 21845,
     "suffixes": " St" * 21845,
     "ats": "a@" * 32768,
+    "zero-width-joined": "a\u200b" * 32768,
+    "fullwidth-digits": "４" * 65536,
+    "fullwidth-ats": "ａ＠" * 32768,
+    "cjk-ats": "用@" * 32768,
+    "aws-words": "aws " * 16384,
 }
 """64 KiB tool outputs that each took from a second to two minutes when a pattern re-read a long
 run from each of its characters: the test scans them, bench/telemetry.py times them."""
@@ -403,6 +409,131 @@ LOOK_ALIKES: dict[str, Callable[[random.Random], str]] = {
 }
 
 
+ZERO_WIDTHS = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
+FULLWIDTH = str.maketrans("0123456789@.", "０１２３４５６７８９＠．")
+# Between a card's groups: spaces, dashes and dots of every kind, a no-break space among them.
+CARD_GAPS = (" ", "-", ".", "\u00a0", "\u202f", "\u2013", "\u2009")
+NO_BREAK_SPACES = ("\u00a0", "\u202f")
+PER_EVASION = 40
+
+
+def hidden(rng: random.Random, value: str) -> str:
+    """``value`` with one to three zero-width characters inside it."""
+    characters = list(value)
+    for _ in range(rng.randint(1, 3)):
+        characters.insert(rng.randint(1, len(characters) - 1), rng.choice(ZERO_WIDTHS))
+    return "".join(characters)
+
+
+def card_digits(rng: random.Random) -> str:
+    prefix = rng.choice(("4", "51", "55", "2221", "6011"))
+    return luhn_complete(prefix + digits(rng, 15 - len(prefix)))
+
+
+def card_groups(rng: random.Random, number: str, gaps: tuple[str, ...]) -> str:
+    groups = [number[i : i + 4] for i in range(0, 16, 4)]
+    return groups[0] + "".join(rng.choice(gaps) + group for group in groups[1:])
+
+
+def email(rng: random.Random) -> str:
+    return f"{rng.choice(FIRST)}.{rng.choice(LAST)}{rng.randint(1, 99)}@{rng.choice(DOMAINS)}"
+
+
+def provider_key(rng: random.Random) -> str:
+    token = chars(rng, TOKEN_ALPHABET, 40)
+    return rng.choice(
+        (
+            "sk-ant-api03-" + token,
+            "ghp_" + token[:36],
+            "AKIA" + chars(rng, string.ascii_uppercase + string.digits, 16),
+            "glpat-" + token[:20],
+            "xoxb-" + digits(rng, 11) + "-" + token[:24],
+        )
+    )
+
+
+IDN_EMAILS = (
+    "jürgen.müller{n}@bücher.de", "søren{n}@blåbær.dk", "josé.peña{n}@correo.españa.es",
+    "user{n}@münchen.example", "info{n}@xn--bcher-kva.example", "анна{n}@почта.рф",
+)  # fmt: skip
+CJK_EMAILS = (
+    "用户{n}@例子.公司", "ユーザー{n}@例え.テスト", "홍길동{n}@회사.한국", "tanaka{n}@例え．jp",
+    "li.wei{n}@公司.中国", "support{n}@例子。广告",
+)  # fmt: skip
+
+# Each evasion: the check it hides a value of, and how the value is written to hide it.
+EVASIONS: dict[str, tuple[Check, Callable[[random.Random], str]]] = {
+    "zero-width in a key": (Check.SECRET, lambda r: f"found {hidden(r, provider_key(r))} in .env"),
+    "zero-width in a card": (Check.CREDIT_CARD, lambda r: f"card {hidden(r, card(r))} on file"),
+    "zero-width in an email": (Check.EMAIL, lambda r: f"contact {hidden(r, email(r))} today"),
+    "fullwidth card": (Check.CREDIT_CARD, lambda r: f"pan={card(r).translate(FULLWIDTH)}"),
+    "fullwidth email": (Check.EMAIL, lambda r: f"From: {email(r).replace('@', '＠')}"),
+    "fullwidth digits in an email": (
+        Check.EMAIL,
+        lambda r: f"reply-to={email(r).translate(FULLWIDTH)}",
+    ),
+    "card with no-break spaces": (
+        Check.CREDIT_CARD,
+        lambda r: f"paid with {card_groups(r, card_digits(r), NO_BREAK_SPACES)}",
+    ),
+    "card with dots": (
+        Check.CREDIT_CARD,
+        lambda r: f"CC: {card_groups(r, card_digits(r), ('.',))}",
+    ),
+    "card with mixed separators": (
+        Check.CREDIT_CARD,
+        lambda r: f"card {card_groups(r, card_digits(r), CARD_GAPS)} exp 09/29",
+    ),
+    "lowercase aws key in context": (
+        Check.SECRET,
+        lambda r: r.choice(
+            ("aws_access_key_id = {}", '"aws_access_key_id": "{}"', "AWS key: {}", "access key {}")
+        ).format("akia" + chars(r, string.ascii_lowercase + string.digits, 16)),
+    ),
+    "idn email": (
+        Check.EMAIL,
+        lambda r: f"mail {r.choice(IDN_EMAILS).format(n=r.randint(1, 99))} for access",
+    ),
+    "cjk email": (
+        Check.EMAIL,
+        lambda r: f"連絡先 {r.choice(CJK_EMAILS).format(n=r.randint(1, 99))} まで",
+    ),
+}
+
+
+def _mixed_separators_failing_luhn(rng: random.Random) -> str:
+    return f"ref {card_groups(rng, _luhn_failing(rng), CARD_GAPS)}"
+
+
+# Look-alikes of the evasions: the same characters around values that are not personal data.
+EVASION_LOOK_ALIKES: dict[str, Callable[[random.Random], str]] = {
+    "zero-width in prose": lambda r: (
+        f"می\u200cخواهم build {r.randint(100, 999)} re\u00adsumed, word\u2060joiner ok"
+    ),
+    "fullwidth order number": lambda r: (
+        f"注文番号 ＃{''.join(r.choice('０１２３４５６７８９') for _ in range(9))} 発送済み"
+    ),
+    "fullwidth version": lambda r: (
+        f"ｖ{r.randint(1, 9)}．{r.randint(0, 20)}．{r.randint(0, 9)} リリース".translate(FULLWIDTH)
+    ),
+    "fullwidth handle": lambda r: f"＠{r.choice(FIRST)}_dev thanks for the review",
+    "at mention in cjk": lambda r: r.choice(
+        ("@田中さん ありがとう", "メール@社内 です", "@李伟 收到")
+    ),
+    "dotted number failing luhn": _mixed_separators_failing_luhn,
+    "no-break space thousands": lambda r: (
+        f"total {r.randint(1, 999)}\u00a0{digits(r, 3)}\u00a0{digits(r, 3)},{digits(r, 2)} EUR, "
+        f"population {r.randint(10, 99)}\u202f{digits(r, 3)}\u202f{digits(r, 3)}"
+    ),
+    "lowercase akia without context": lambda r: (
+        f"slug akia{chars(r, string.ascii_lowercase + string.digits, 16)} in the cache"
+    ),
+    "idn host without mailbox": lambda r: (
+        f"see https://bücher.de/katalog@v{r.randint(1, 9)} and münchen.example"
+    ),
+}
+
+
 def corpus(seed: int = SEED) -> Iterator[Line]:
     rng = random.Random(seed)
     for check, (make, templates) in POSITIVES.items():
@@ -410,6 +541,12 @@ def corpus(seed: int = SEED) -> Iterator[Line]:
             text = templates[index % len(templates)].format(make(rng))
             yield Line(text, frozenset({check}), check.name.lower())
     for kind, make in LOOK_ALIKES.items():
+        for _ in range(PER_LOOK_ALIKE):
+            yield Line(make(rng), frozenset(), kind)
+    for kind, (check, make) in EVASIONS.items():
+        for _ in range(PER_EVASION):
+            yield Line(make(rng), frozenset({check}), kind)
+    for kind, make in EVASION_LOOK_ALIKES.items():
         for _ in range(PER_LOOK_ALIKE):
             yield Line(make(rng), frozenset(), kind)
 

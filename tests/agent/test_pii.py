@@ -194,7 +194,7 @@ def test_importing_the_guard_loads_no_phone_library() -> None:
 def test_redact_replaces_each_finding_with_its_typed_placeholder() -> None:
     text = "mail jane@example.com, card 4111 1111 1111 1111, Bearer abcDEF123456ghiJKL789"
     assert redact(text, scanner().scan(text)) == (
-        "mail [EMAIL-REDACTED], card [CREDIT-CARD-REDACTED], Bearer [SECRET-REDACTED]"
+        "mail [EMAIL-REDACTED], card [CREDIT-CARD-REDACTED], Bearer [BEARER_TOKEN-REDACTED]"
     )
 
 

@@ -132,7 +132,6 @@ def expected_banner(work_dir: Path) -> str:
         f"             Model: {MODEL}",
         "     Agent Context: test",
         "          Sessions: file",
-        "            Memory: disabled",
         "         Knowledge: disabled",
         "         Telemetry: disabled",
         f"    Tool Directory: {work_dir}",
@@ -204,6 +203,17 @@ def agent_of(peer: NatsTransport) -> PromptsClient:
     return PromptsClient(peer, IDENTITY, request_timeout=REQUEST_TIMEOUT)
 
 
+async def line_after_operator_lines(served: Served) -> str:
+    """The next stderr line that is not an operator line: after an interrupt, the drain's."""
+    assert served.process.stderr is not None
+    while True:
+        line = (await served.process.stderr.readline()).decode().rstrip("\n")
+        assert line, "fisk serve closed its stderr"
+        if not line.startswith("level=INFO "):
+            assert line == CHANNEL_DRAINING_LINE
+            return line
+
+
 async def interrupt_and_wait(served: Served) -> tuple[int, str]:
     served.process.send_signal(signal.SIGINT)
     _, stderr = await asyncio.wait_for(served.process.communicate(), WAIT)
@@ -220,6 +230,22 @@ async def test_sigint_drains_and_exits_zero(served: Served) -> None:
 
     assert returncode == 0, stderr
     assert CHANNEL_DRAINING_LINE in stderr
+
+
+async def test_the_operator_lines_are_written_at_info_without_verbose(
+    setup: Setup, served: Served, peer: NatsTransport
+) -> None:
+    setup.api.script([reply(text("the fleet is green"))])
+    acks: list[Ack] = []
+    ended = await agent_of(peer).ask("how is the fleet", options=TurnOptions(on_ack=acks.append))
+    assert isinstance(ended, TerminalResult), ended
+
+    _, stderr = await interrupt_and_wait(served)
+
+    accepted = [line for line in stderr.splitlines() if '"Accepted a prompt"' in line]
+    assert len(accepted) == 1
+    assert accepted[0].startswith('level=INFO msg="Accepted a prompt" channel=a2a/prompts request=')
+    assert accepted[0].endswith(" prompt_bytes=16")
 
 
 async def test_a_prompt_gets_an_ack_the_tool_events_and_the_answer(
@@ -288,8 +314,7 @@ async def test_a_prompt_beyond_the_workers_is_refused_and_the_drain_answers_the_
 
         assert served.process.stderr is not None
         served.process.send_signal(signal.SIGINT)
-        line = await asyncio.wait_for(served.process.stderr.readline(), WAIT)
-        assert line.decode().rstrip("\n") == CHANNEL_DRAINING_LINE
+        await asyncio.wait_for(line_after_operator_lines(served), WAIT)
         release(pid)
 
         held = await asyncio.wait_for(holding, WAIT)
@@ -358,7 +383,7 @@ async def test_a_second_sigint_stops_at_once_and_tells_the_running_caller(
     try:
         assert served.process.stderr is not None
         served.process.send_signal(signal.SIGINT)
-        await asyncio.wait_for(served.process.stderr.readline(), WAIT)
+        await asyncio.wait_for(line_after_operator_lines(served), WAIT)
         served.process.send_signal(signal.SIGINT)
 
         stopped = await asyncio.wait_for(holding, WAIT)

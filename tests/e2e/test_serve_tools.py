@@ -286,3 +286,131 @@ async def test_the_files_a2a_keys_set_what_the_banner_says_each_endpoint_allows(
     assert "Workers: 3" in banner[prompts:tools]
     assert "Concurrency: 3" in banner[tools:]
     assert "Tool Timeout: 9s" in banner[tools:]
+
+
+async def _banner_of(served: asyncio.subprocess.Process) -> list[str]:
+    """The banner's lines up to the Withheld row's last name, stripped."""
+    assert served.stdout is not None
+    lines: list[str] = []
+    while not lines or lines[-1] != "knowledge_enumerate":
+        line = await asyncio.wait_for(served.stdout.readline(), WAIT)
+        assert line, "the banner ended early"
+        lines.append(line.decode().strip())
+    return lines
+
+
+async def _stopped(served: asyncio.subprocess.Process) -> tuple[int | None, str]:
+    if served.returncode is None:
+        served.send_signal(signal.SIGINT)
+    _, stderr = await asyncio.wait_for(served.communicate(), WAIT)
+    return served.returncode, stderr.decode()
+
+
+@pytest.mark.parametrize("prompts", [False, True], ids=["tools only", "with prompts"])
+async def test_serving_tools_with_memory_and_knowledge_on_starts_and_withholds_them(
+    setup: Setup, tmp_path: Path, prompts: bool
+) -> None:
+    harness = (
+        "harness:\n"
+        "  memory:\n"
+        "    enabled: true\n"
+        "    options:\n"
+        f"      directory: {tmp_path / 'memory'}\n"
+        "  knowledge:\n"
+        "    enabled: true\n"
+        f"    directory: {tmp_path / 'knowledge'}\n"
+    )
+    text = setup.config.read_text().replace("harness:\n", harness)
+    if prompts:
+        text = text.replace(
+            "      max_concurrent_tools: 2\n", "      max_concurrent_tools: 2\n      prompts: {}\n"
+        )
+        text += "system_prompt: You look after the fleet.\nllm:\n  model: claude-test-1\n"
+    setup.config.write_text(text)
+    served = await asyncio.create_subprocess_exec(
+        str(FISK),
+        "serve",
+        "--config",
+        str(setup.config),
+        env={
+            **setup.environment,
+            "ANTHROPIC_API_KEY": "sk-ant-never-used",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        },
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        banner = await _banner_of(served)
+        transport = NatsTransport(await setup.broker.connect())
+        try:
+            reply = await call_tool(
+                transport, IDENTITY, "status", {"context": "east"}, request_timeout=_seconds(WAIT)
+            )
+        finally:
+            await transport.close()
+            await transport.client.close()
+    finally:
+        returncode, stderr = await _stopped(served)
+    assert returncode == 0, stderr
+    assert not reply.is_error
+    withheld = banner[banner.index(f"Withheld: {hitl_tools()[0].name}") :]
+    assert withheld[3:] == [
+        "memory_list",
+        "memory_read",
+        "memory_write",
+        "memory_delete",
+        "knowledge_search",
+        "knowledge_enumerate",
+    ]
+    assert "Traceback" not in stderr
+
+
+async def test_a_subscription_the_server_refuses_fails_the_start_without_a_banner(
+    setup: Setup, tmp_path: Path
+) -> None:
+    from tests.fakes.nats_cluster import free_ports
+
+    binary = locate_server_binary()
+    assert binary is not None
+    (port,) = free_ports(1)
+    server_config = tmp_path / "perm.conf"
+    server_config.write_text(
+        f"listen: 127.0.0.1:{port}\n"
+        "authorization { users = [ { user: agent, password: secret, permissions: {\n"
+        '  subscribe: { deny: ["choria.fisk-ai.tool.>"] } } } ] }\n'
+    )
+    server = await asyncio.create_subprocess_exec(
+        binary, "-c", str(server_config), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        assert server.stderr is not None
+        while b"Server is ready" not in await asyncio.wait_for(server.stderr.readline(), WAIT):
+            pass
+        contexts = tmp_path / "xdg" / "nats" / "context"
+        (contexts / "test.json").write_text(
+            json.dumps({"url": f"nats://127.0.0.1:{port}", "user": "agent", "password": "secret"})
+        )
+        served = await asyncio.create_subprocess_exec(
+            str(FISK),
+            "serve",
+            "--config",
+            str(setup.config),
+            env=setup.environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        printed, errors = await asyncio.wait_for(served.communicate(), WAIT)
+    finally:
+        server.terminate()
+        await server.wait()
+
+    assert served.returncode == 1
+    assert printed == b""
+    assert errors.decode().startswith(
+        f"fisk: error: the NATS server refused agent {IDENTITY} a subscription ("
+    )
+    assert "choria.fisk-ai.tool." in errors.decode()

@@ -33,11 +33,26 @@ class Check(enum.StrEnum):
         return f"[{self.value}-REDACTED]"
 
 
+class SecretKind(enum.StrEnum):
+    """The narrower names the Go fisk-ai gives some secrets in their placeholder, so a journal
+    or a prompt reads the same from both; a secret of no kind is ``[SECRET-REDACTED]``."""
+
+    API_KEY = "API_KEY"
+    NATS_SEED = "NATS_SEED"
+    NATS_CREDENTIALS = "NATS_CREDENTIALS"
+    BEARER_TOKEN = "BEARER_TOKEN"  # noqa: S105 - a label, not a password
+
+
 @dataclass(frozen=True)
 class Finding:
     check: Check
     start: int
     end: int
+    kind: SecretKind | None = None
+
+    @property
+    def placeholder(self) -> str:
+        return f"[{self.kind.value}-REDACTED]" if self.kind else self.check.placeholder
 
 
 Validator = Callable[[str], bool]
@@ -88,6 +103,8 @@ class RegexCheck:
     anchor: re.Pattern[str] | None = None
     reach: int = 0
     window: int = 160
+    # The Go fisk-ai's narrower name for the secret, written into the placeholder.
+    kind: SecretKind | None = None
 
     def _needle_positions(self, lowered: str) -> list[int]:
         positions: list[int] = []
@@ -143,7 +160,7 @@ class RegexCheck:
             if start < 0:
                 continue
             if self.valid is None or self.valid(match.group(group)):
-                yield Finding(self.check, start, end)
+                yield Finding(self.check, start, end, self.kind)
 
 
 def _continues_word(character: str) -> bool:

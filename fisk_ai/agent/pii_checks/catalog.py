@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from fisk_ai.agent.pii_checks.base import Check, Detector, RegexCheck, Validator
+from fisk_ai.agent.pii_checks.base import Check, Detector, RegexCheck, SecretKind, Validator
 from fisk_ai.agent.pii_checks.mail import EmailCheck
 from fisk_ai.agent.pii_checks.phone import PhoneCheck
 from fisk_ai.agent.pii_checks.validators import (
@@ -25,7 +25,9 @@ from fisk_ai.agent.pii_checks.validators import (
 
 # Credentials recognised by their own shape, wherever they appear. Each leads with a literal the
 # regex engine searches for directly, so each costs tens of microseconds on 64 KiB; the one that
-# does not has a needle for the scanner's substring test.
+# does not has a needle for the scanner's substring test. The third field is the placeholder's
+# name where the Go fisk-ai writes a narrower one than SECRET: the shapes its own credential pass
+# finds; the ones its ferret-scan pass finds are [SECRET-REDACTED] there too.
 _SECRET_SHAPES = (
     # Key blocks: the header lines, then the body's own characters read possessively, so a BEGIN
     # line with no END costs nothing past its body. The END line is optional, so the first part
@@ -34,6 +36,7 @@ _SECRET_SHAPES = (
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----\s*(?:[\w-]+: [^\n]*\n\s*)*"
         r"[A-Za-z0-9+/=\s]*+(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?",
         (),
+        None,
     ),
     # A NATS credentials file: the closing lines carry six dashes to the opening lines' five.
     # Each starts at the first dash of a run (the lookbehind), so a long row of dashes is read
@@ -42,39 +45,41 @@ _SECRET_SHAPES = (
         r"---(?<!----)-*+\s*BEGIN NATS USER JWT\s*-{3,}(?:[A-Za-z0-9_.=\s]|-(?!--))*+"
         r"(?:-{3,}\s*END NATS USER JWT\s*-{3,})?",
         (),
+        SecretKind.NATS_CREDENTIALS,
     ),
     (
         r"---(?<!----)-*+\s*BEGIN [A-Z ]*NKEY SEED\s*-{3,}(?:[A-Z0-9=\s]|-(?!--))*+"
         r"(?:-{3,}\s*END [A-Z ]*NKEY SEED\s*-{3,})?",
         (),
+        SecretKind.NATS_SEED,
     ),
     # A bare nkey seed: S, the entity letter, 56 base32 characters; the public key beside it
     # starts with the entity letter itself and is not secret.
-    (r"\bS[UAONCX][A-Z2-7]{56}\b", ()),
-    (r"\bsk-ant-[A-Za-z0-9_-]{20,}", ()),
-    (r"\bsk-or-v1-[A-Za-z0-9]{32,}", ()),
-    (r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}", ()),
-    (r"\bAKIA[A-Z0-9]{16}\b", ()),
-    (r"\bASIA[A-Z0-9]{16}\b", ()),
-    (r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", ()),
-    (r"\bgithub_pat_[A-Za-z0-9_]{22,}", ()),
-    (r"\bglpat-[A-Za-z0-9_-]{20,}", ()),
-    (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", ()),
-    (r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+", ()),
-    (r"\bAIza[0-9A-Za-z_-]{35}\b", ()),
-    (r"\bya29\.[0-9A-Za-z_-]{20,}", ()),
-    (r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}", ("k_",)),
-    (r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", ()),
-    (r"\bSK[0-9a-fA-F]{32}\b", ()),  # Twilio
-    (r"\bnpm_[A-Za-z0-9]{36}\b", ()),
-    (r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", ()),
-    (r"\bhf_[A-Za-z0-9]{34,}\b", ()),
-    (r"\bdop_v1_[a-f0-9]{64}\b", ()),
-    (r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ()),
-    (r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}", ()),
-    (r"AccountKey=[A-Za-z0-9+/]{86}==", ()),
+    (r"\bS[UAONCX][A-Z2-7]{56}\b", (), SecretKind.NATS_SEED),
+    (r"\bsk-ant-[A-Za-z0-9_-]{20,}", (), SecretKind.API_KEY),
+    (r"\bsk-or-v1-[A-Za-z0-9]{32,}", (), SecretKind.API_KEY),
+    (r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}", (), SecretKind.API_KEY),
+    (r"\bAKIA[A-Z0-9]{16}\b", (), None),
+    (r"\bASIA[A-Z0-9]{16}\b", (), None),
+    (r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", (), SecretKind.API_KEY),
+    (r"\bgithub_pat_[A-Za-z0-9_]{22,}", (), SecretKind.API_KEY),
+    (r"\bglpat-[A-Za-z0-9_-]{20,}", (), None),
+    (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", (), SecretKind.API_KEY),
+    (r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+", (), None),
+    (r"\bAIza[0-9A-Za-z_-]{35}\b", (), None),
+    (r"\bya29\.[0-9A-Za-z_-]{20,}", (), None),
+    (r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}", ("k_",), None),
+    (r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", (), None),
+    (r"\bSK[0-9a-fA-F]{32}\b", (), None),  # Twilio
+    (r"\bnpm_[A-Za-z0-9]{36}\b", (), None),
+    (r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", (), None),
+    (r"\bhf_[A-Za-z0-9]{34,}\b", (), None),
+    (r"\bdop_v1_[a-f0-9]{64}\b", (), None),
+    (r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", (), None),
+    (r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}", (), None),
+    (r"AccountKey=[A-Za-z0-9+/]{86}==", (), None),
     # Starts only where a run of token characters starts, so "eyJeyJeyJ..." is read once.
-    (r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ()),
+    (r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", (), None),
 )
 
 # Credentials recognised by the word in front of them. Only the value is redacted, and it must
@@ -84,6 +89,11 @@ _CREDENTIAL_ASSIGNMENT = (
     r"(?i)(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|access[_-]?token|auth[_-]?token"
     r"|client[_-]?secret|token|password|passwd|pwd)\b[\"']?\s*[:=]\s*[\"']?"
     r"(?P<v>[^\s\"',;]{8,})"
+)
+# An AWS access key id written in lowercase has no shape of its own left, so it counts only
+# after a word that says what it is (``aws_access_key_id = akia...``).
+_AWS_KEY_IN_CONTEXT = (
+    r"(?i:aws|access)[\w -]{0,24}?[\"']?\s*[:=]?\s*[\"']?(?<!\w)(?P<v>(?i:akia|asia)[a-z0-9]{16})\b"
 )
 _ASSIGNMENT_WORDS = (
     "api", "secret", "access", "auth", "client", "token", "password", "passwd", "pwd"
@@ -122,15 +132,16 @@ _AWS_ACCOUNT = (
 # lets the regex engine skip ahead to the class, where a leading \b would try every position.
 _IBAN = r"[A-Z](?<![\w][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"
 # The groupings card numbers are printed in (4-4-4-4, 4-4-4-4-3, Amex and Diners 4-6-5/4-6-4,
-# or none), one separator throughout; a group of digits before or after it means the number is
-# part of a longer one (a parcel tracking number), not a card. One pattern per first digit a card
-# network issues (2 to 6), each led by its literal: the regex engine then visits only the digits
-# that could start a card, which halves the cost on digit-heavy logs.
+# or none), each gap a space, a dash, a dot or nothing, mixed as they come (a card pasted from
+# a form with a dot here and a dash there is still a card); a group of digits before or after it
+# means the number is part of a longer one (a parcel tracking number), not a card. One pattern
+# per first digit a card network issues (2 to 6), each led by its literal: the regex engine then
+# visits only the digits that could start a card, which halves the cost on digit-heavy logs.
 _CARD_BODY = (
-    r"\d{3}(?:([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|([ -])\d{6}\2\d{4,5}|\d{9,15})"
-    r"(?![\w-]|\.\d| \d{4})"
+    r"\d{3}(?:[ .-]?\d{4}[ .-]?\d{4}[ .-]?\d{4}(?:[ .-]?\d{3})?|[ .-]?\d{6}[ .-]?\d{4,5}"
+    r"|\d{9,15})(?![\w-]|\.\d| \d{4})"
 )
-_CARDS = tuple(rf"{first}(?<![\w.-]{first})(?<!\d[ -]{first})" + _CARD_BODY for first in "23456")
+_CARDS = tuple(rf"{first}(?<![\w.-]{first})(?<!\d[ .-]{first})" + _CARD_BODY for first in "23456")
 _SSN = r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])"
 _SSN_WORDS = r"(?i:\bssn|social security(?: number| no\.?| #)?)"
 _SSN_IN_CONTEXT = _SSN_WORDS + r"\s*[:#]?\s*(?P<v>\d{3}[ ]?\d{2}[ ]?\d{4})\b"
@@ -196,21 +207,32 @@ _PO_BOX = r"\b(?i:P\.?\s?O\.?\s+Box)\s+\d{1,6}\b"
 
 
 def _regex(
-    check: Check, pattern: str, valid: Validator | None = None, needles: tuple[str, ...] = ()
+    check: Check,
+    pattern: str,
+    valid: Validator | None = None,
+    needles: tuple[str, ...] = (),
+    kind: SecretKind | None = None,
 ) -> RegexCheck:
     word_start = pattern.startswith(r"\b")
     body = pattern.removeprefix(r"\b") if word_start else pattern
-    return RegexCheck(check, re.compile(body), valid, needles, word_start)
+    return RegexCheck(check, re.compile(body), valid, needles, word_start, kind=kind)
 
 
 def _in_context(
-    check: Check, pattern: str, words: tuple[str, ...], valid: Validator | None = None
+    check: Check,
+    pattern: str,
+    words: tuple[str, ...],
+    valid: Validator | None = None,
+    kind: SecretKind | None = None,
 ) -> RegexCheck:
     """A check led by a context word: it runs only where one of ``words`` (lowercase, each the
     start of a branch of the pattern) occurs, from that word on."""
-    return RegexCheck(check, re.compile(pattern), valid, words, at_needles=True)
+    return RegexCheck(check, re.compile(pattern), valid, words, at_needles=True, kind=kind)
 
 
+# The key id itself, found in the lowercased text; the context pattern then runs only over the
+# stretch before each, so a text full of "aws" with no key id costs one search.
+_LOWERCASE_AWS_KEY_ANCHOR = re.compile(r"(?:akia|asia)[a-z0-9]{16}\b")
 _SSN_ANCHOR = re.compile(r"-\d\d-\d{4}(?![\d-])")
 _PO_BOX_ANCHOR = re.compile(r"box")
 _STREET_ANCHOR = re.compile(
@@ -222,9 +244,17 @@ def detectors() -> tuple[Detector, ...]:
     """Every check's detectors; where two overlap the earlier one wins, so a private key block
     is one secret rather than a dozen phone numbers, and "SSN 123-45-6789" one SSN."""
     return (
-        *(_regex(Check.SECRET, p, needles=n) for p, n in _SECRET_SHAPES),
-        _in_context(Check.SECRET, _BEARER, ("bearer", "token"), has_digit),
+        *(_regex(Check.SECRET, p, needles=n, kind=k) for p, n, k in _SECRET_SHAPES),
+        _in_context(Check.SECRET, _BEARER, ("bearer", "token"), has_digit, SecretKind.BEARER_TOKEN),
         _in_context(Check.SECRET, _CREDENTIAL_ASSIGNMENT, _ASSIGNMENT_WORDS, has_digit),
+        RegexCheck(
+            Check.SECRET,
+            re.compile(_AWS_KEY_IN_CONTEXT),
+            needles=("aws", "access"),
+            anchor=_LOWERCASE_AWS_KEY_ANCHOR,
+            reach=48,
+            window=0,
+        ),
         *(_regex(Check.CLOUD_RESOURCE, p, needles=n) for p, n in _CLOUD),
         _in_context(Check.CLOUD_RESOURCE, _AWS_ACCOUNT, ("aws", "account", "owner")),
         _regex(Check.IBAN, _IBAN, iban_valid),

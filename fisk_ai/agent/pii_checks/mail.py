@@ -1,4 +1,4 @@
-"""Email addresses, found from their @ outward.
+"""Email addresses, found from their @ outward, in any script.
 
 A regex that starts at every character that could open an address scans each run of letters to
 its end looking for an @, which is quadratic on a long run with none; this reads the domain
@@ -13,13 +13,15 @@ from dataclasses import dataclass
 
 from fisk_ai.agent.pii_checks.base import Check, Finding
 
-_LOCAL_PART_CHARACTERS = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-_"
-)
+_LOCAL_PART_PUNCTUATION = frozenset("._%+-_")
 _LOCAL_PART_LENGTH = 64
 _DOMAIN_LENGTH = 255
-# A letter TLD, so pkg@1.2.3 is not an address; root@localhost has no dot and is not either.
-_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+# Labels of letters and digits of any script (an IDN as written, bücher.de, or a CJK name)
+# joined by dots, the ideographic full stop among them as IDNA reads it; a letter TLD or a
+# punycode one, so pkg@1.2.3 is not an address; root@localhost has no dot and is not either.
+_DOMAIN = re.compile(
+    r"(?:[^\W_]|-)+(?:[.\u3002](?:[^\W_]|-)+)*[.\u3002](?:xn--[A-Za-z0-9-]+|[^\W\d_]{2,})\b"
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,9 @@ class EmailCheck:
         while at >= 0:
             start = at
             floor = max(at - _LOCAL_PART_LENGTH, 0)
-            while start > floor and text[start - 1] in _LOCAL_PART_CHARACTERS:
+            while start > floor and (
+                text[start - 1].isalnum() or text[start - 1] in _LOCAL_PART_PUNCTUATION
+            ):
                 start -= 1
             # The local part opens with a letter or digit, not with the dot or dash before it.
             while start < at and not text[start].isalnum():

@@ -9,14 +9,13 @@ answers out is here, running the turn is the Server's. By concern:
 - ``reading``: request.read, and the checks a request.answer passes before its ack.
 - ``options``: how an engine is set up, and how it names the conversations it holds.
 - ``engine``: ``PromptsServer``, the channel on a Server of its own.
-- ``hosting``: ``answer_prompts``, the engine as `fisk serve` hosts it.
+- ``hosting``: ``prompts_channel``, the channel as `fisk serve` hosts it.
 
 Every reply set is the one ``ReplySet`` of ``fisk_ai/serve/replies.py`` the tools server uses
 too: messages numbered from 1 without gaps, advancing only after a publish succeeded.
 """
 
 from fisk_ai.serve.prompts.engine import PromptsServer
-from fisk_ai.serve.prompts.hosting import answer_prompts
 from fisk_ai.serve.prompts.intake import PromptsChannel
 from fisk_ai.serve.prompts.options import (
     LOCAL,
@@ -36,7 +35,6 @@ __all__ = [
     "PromptsChannel",
     "PromptsOptions",
     "PromptsServer",
-    "answer_prompts",
     "conversation_session_id",
     "new_conversation_token",
 ]

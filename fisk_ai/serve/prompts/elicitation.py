@@ -273,10 +273,13 @@ class LateAnswerPrompter:
     which the check before the ack made the named call's. ``spent`` from the start leaves every
     question to ``fallback``."""
 
-    def __init__(self, answer: LateAnswer, fallback: Prompter, *, spent: bool = False) -> None:
+    def __init__(
+        self, answer: LateAnswer, fallback: Prompter, *, spent: bool = False, reason: str = ""
+    ) -> None:
         self._answer = answer
         self._fallback = fallback
         self.spent = spent
+        self._reason = reason
 
     def can_prompt(self) -> bool:
         return not self.spent or self._fallback.can_prompt()
@@ -284,7 +287,7 @@ class LateAnswerPrompter:
     async def ask(self, question: Question) -> Answer:
         if not self.spent and self._matches(question):
             self.spent = True
-            return _late_answer_for(question, self._answer)
+            return _late_answer_for(question, self._answer, self._reason)
         if not self._fallback.can_prompt():
             return await NoOperator().ask(question)
         return await self._fallback.ask(question)
@@ -303,12 +306,15 @@ class LateAnswerPrompter:
                 return self._answer.kind is AnswerKind.INPUT
 
 
-def _late_answer_for(question: Question, late: LateAnswer) -> Answer:
+def _late_answer_for(question: Question, late: LateAnswer, reason: str = "") -> Answer:
     """The Prompter answer a late answer gives ``question``. A selection names its option, so
-    one naming no option offered is no selection."""
+    one naming no option offered is no selection; a declined approval carries ``reason`` to
+    the model when one was given."""
     if late.answer is AnswerField.NO_OPERATOR:
         return ApprovalChoice.NO if isinstance(question, ApprovalQuestion) else None
     match question:
+        case ApprovalQuestion() if reason.strip() and late.choice in (None, ElicitChoice.NO):
+            return DeclineWithReason(reason)
         case ApprovalQuestion():
             return ApprovalChoice((late.choice or ElicitChoice.NO).value)
         case ConfirmQuestion():

@@ -20,7 +20,9 @@ open for the next one (and its close journals the conversation as suspended betw
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+from collections.abc import Sequence
 
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import A2AError, InvalidMessage
@@ -68,6 +70,8 @@ from fisk_ai.serve.prompts.turn import Turn, Turnable, refuse, unsubscribe
 from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
 from fisk_ai.serve.server import Budget, DeferredAnswer, Work, WorkKind, lowered
 from fisk_ai.sessions.errors import SessionError
+from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.records import Record
 from fisk_ai.tools.questions import NoOperator, Prompter
 
 __all__ = ["PromptsChannel"]
@@ -216,14 +220,25 @@ class PromptsChannel:
                 "a turn of this conversation is still running; wait for its terminal message",
             )
             return
-        if follow_up and not await self._conversation_exists(session_id):
-            await refuse(
-                replies,
-                ErrorCode.UNKNOWN_CONVERSATION,
-                f"agent {self.identity} holds no conversation for that token; send the prompt "
-                "without conversation_token to start one",
-            )
-            return
+        budget = _budget(request.budget)
+        records: tuple[Record, ...] = ()
+        if follow_up:
+            stored = await self._conversation_records(session_id)
+            if stored is None:
+                await refuse(
+                    replies,
+                    ErrorCode.UNKNOWN_CONVERSATION,
+                    f"agent {self.identity} holds no conversation for that token; send the "
+                    "prompt without conversation_token to start one",
+                )
+                return
+            records = stored
+            if isinstance(request, RequestPrompt):
+                # Refused here rather than after an accepting ack: the prompt would not run.
+                not_taken = self._follow_up_refusal(records, budget)
+                if not_taken is not None:
+                    await refuse(replies, *not_taken)
+                    return
 
         deferred = False
         if isinstance(request, RequestAnswer):
@@ -246,7 +261,6 @@ class PromptsChannel:
             )
             return
 
-        budget = _budget(request.budget)
         self._hold(session_id)
         allowance = lowered(self._resources.settings, budget).max_tokens
         if not await replies.send(
@@ -265,7 +279,8 @@ class PromptsChannel:
             session=session_id,
             prompt_bytes=_prompt_bytes(request),
         )
-        self._admitted.put_nowait(self._work(turn, follow_up, budget, deferred, token))
+        work = self._work(turn, follow_up, budget, deferred, token)
+        self._admitted.put_nowait(dataclasses.replace(work, records=records))
 
     def _refusal_before_reading(self) -> tuple[ErrorCode, str] | None:
         """Why no turn can be taken now, whatever it is for."""
@@ -278,8 +293,9 @@ class PromptsChannel:
         if self._busy >= self._options.workers:
             return (
                 ErrorCode.CAPACITY,
-                f"agent {self.identity} is answering {self._options.workers} prompts, its limit; "
-                "retry, and the next free member of its queue group takes it",
+                f"agent {self.identity} is answering as many prompts as it may at once "
+                f"({self._options.workers} at most); retry, and the next free member of its "
+                "queue group takes it",
             )
         return None
 
@@ -390,11 +406,38 @@ class PromptsChannel:
             **ending_fields(ending),
         )
 
-    async def _conversation_exists(self, session_id: str) -> bool:
+    async def _conversation_records(self, session_id: str) -> tuple[Record, ...] | None:
+        """The journal of ``session_id``, read once for the checks before the ack and the
+        turn; None when no conversation is stored under it or it cannot be read."""
         try:
-            return await self._resources.store.exists(session_id)
+            if not await self._resources.store.exists(session_id):
+                return None
+            return tuple(await self._resources.store.read(session_id))
         except SessionError:
-            return False
+            return None
+
+    def _follow_up_refusal(
+        self, records: Sequence[Record], budget: Budget | None
+    ) -> tuple[ErrorCode, str] | None:
+        """Why a follow-up prompt to the conversation ``records`` hold would not run: it waits
+        on a deferred call, or it has already processed the tokens this request allows."""
+        conversation = fold(records)
+        if conversation.deferred:
+            return (
+                ErrorCode.TURN_NOT_TAKEN,
+                "the conversation is waiting on a deferred tool result; answer it with "
+                "request.answer before sending another turn",
+            )
+        allowance = lowered(self._resources.settings, budget).max_tokens
+        processed = conversation.usage.processed
+        if processed >= allowance:
+            return (
+                ErrorCode.BUDGET_EXHAUSTED,
+                f"the conversation has processed {processed} tokens, reaching the "
+                f"{allowance}-token allowance of this request; send the prompt without "
+                "conversation_token to start a new conversation",
+            )
+        return None
 
     async def _on_cancel(self, turn: Turn, delivery: Delivery) -> None:
         try:

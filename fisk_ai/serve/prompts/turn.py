@@ -26,7 +26,7 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.outcome import terminal_message
 from fisk_ai.a2a.transport import Subscription
-from fisk_ai.a2a.vocabulary import ErrorCode
+from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
 from fisk_ai.agent.events import Event, StatusPhase
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.serve.replies import ReplySet
@@ -152,5 +152,9 @@ async def unsubscribe(subscriptions: list[Subscription]) -> None:
 
 
 async def refuse(replies: ReplySet, code: ErrorCode, text: str) -> None:
-    """Turn a request down: a refusing ack, then a terminal error carrying ``code``."""
-    await replies.refuse(text, lambda header: TerminalError(**header, error=text, code=code))
+    """Turn a request down: a refusing ack, then a terminal error carrying ``code``, with the
+    stop reason every error carries (nothing ran, so the plain one)."""
+    await replies.refuse(
+        text,
+        lambda header: TerminalError(**header, error=text, code=code, stop_reason=StopReason.ERROR),
+    )

@@ -54,7 +54,9 @@ from fisk_ai.serve.slack.questions import (
     question_blocks,
     question_kind,
     question_tool,
+    reason_blocks,
 )
+from fisk_ai.serve.slack.socket import AUTH_FAILURES
 from fisk_ai.serve.slack.text import (
     DRAINED_BEFORE_START,
     STOP_ACTION,
@@ -92,7 +94,6 @@ CHANNEL_SLACK = "slack"
 
 _log = logging.getLogger(__name__)
 
-_AUTH_FAILURES = frozenset({"invalid_auth", "not_authed", "token_revoked", "account_inactive"})
 _BUSY_REPLY = (
     ":hourglass: I'm busy with other people's questions right now. Please mention me again "
     "in a few minutes."
@@ -413,12 +414,31 @@ class SlackChannel:
             pressed = parse_press(action)
             if pressed is None:
                 continue
+            if pressed.opens_reason:
+                await self._ask_reason(channel, message_ts, pressed, payload)
+                continue
             who = await self._speaker(user)
             live = self._questions.get(pressed.question_id)
             if live is not None:
                 await self._deliver(live, pressed, who)
             else:
                 await self._answer_late(thread, message_ts, user, who, pressed, payload)
+
+    async def _ask_reason(
+        self, channel: str, message_ts: str, pressed: Pressed, payload: dict[str, Any]
+    ) -> None:
+        """Open the approval's field for the reason of a decline; the question stays open."""
+        live = self._questions.get(pressed.question_id)
+        text = (
+            live.text if live is not None else str((payload.get("message") or {}).get("text", ""))
+        )
+        await self._call(
+            "chat_update",
+            channel=channel,
+            ts=message_ts,
+            text=text,
+            blocks=reason_blocks(text, pressed),
+        )
 
     async def _stop(self, turn_id: str, thread: Thread) -> None:
         running = self._running.get(thread)
@@ -552,7 +572,8 @@ class SlackChannel:
         """What a late answer does: the result of the question tool's deferred call, or the
         answer to the gate's question when the resumed run asks it again."""
         if pressed.kind is AnswerKind.APPROVE:
-            return None, LateAnswerPrompter(pressed.late(pressed.tool_use_id), fallback)
+            late = pressed.late(pressed.tool_use_id)
+            return None, LateAnswerPrompter(late, fallback, reason=pressed.reason)
         call = next(
             (c for c in conversation.deferred if c.tool_name == question_tool(pressed.kind)),
             None,
@@ -853,13 +874,23 @@ class SlackChannel:
         return dict(reply.data) if isinstance(reply.data, dict) else {}
 
     def _check_auth(self, code: str) -> None:
-        if code in _AUTH_FAILURES:
+        if code in AUTH_FAILURES:
             error = FiskError(
                 f"Slack refused SLACK_BOT_TOKEN ({code}); the worker stops so a supervisor can "
                 "restart it with a valid token"
             )
             self._faulted(error)
             raise _Refused(error)
+
+    def app_token_refused(self, code: str) -> None:
+        """Slack refused the app-level token when the socket asked for a connection: a fault,
+        since no mention can reach the worker any more."""
+        self._faulted(
+            FiskError(
+                f"Slack refused SLACK_APP_TOKEN ({code}) when the socket reconnected; the worker "
+                "stops so a supervisor can restart it with a valid app-level token"
+            )
+        )
 
     def _faulted(self, error: FiskError) -> None:
         if self._fault is None:

@@ -85,11 +85,11 @@ async def take_slack(
 ) -> AsyncIterator[SlackChannel]:
     """The Slack channel of ``cfg`` over ``resources``, connected; the socket closes on exit."""
     from slack_sdk.errors import SlackApiError
-    from slack_sdk.socket_mode.aiohttp import SocketModeClient
     from slack_sdk.web.async_client import AsyncWebClient
 
     from fisk_ai.serve.slack.channel import SlackChannel
     from fisk_ai.serve.slack.options import SlackOptions
+    from fisk_ai.serve.slack.socket import ReportingSocket
     from fisk_ai.sessions.errors import SessionError
 
     slack = cfg.expose.agent.slack
@@ -116,7 +116,13 @@ async def take_slack(
             f"cannot reach Slack to check {BOT_TOKEN_VARIABLE} with auth.test: "
             f"{error or type(error).__name__}"
         ) from None
-    socket = SocketModeClient(
+
+    def refused(code: str) -> None:
+        # Bound late: the channel is made next, and the first connect happens in its open.
+        channel.app_token_refused(code)
+
+    socket = ReportingSocket(
+        refused=refused,
         app_token=tokens.app,
         web_client=web,
         logger=logging.getLogger("fisk_ai.serve.slack.socket"),

@@ -17,14 +17,17 @@ from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind, ElicitChoice
 from fisk_ai.serve.slack.text import escape
 from fisk_ai.tools.builtin.hitl import ASK_HUMAN_CONFIRM, ASK_HUMAN_INPUT, ASK_HUMAN_SELECT
 from fisk_ai.tools.questions import (
+    DECLINE_REASON_LIMIT,
     Answer,
     ApprovalChoice,
     ApprovalQuestion,
     ConfirmQuestion,
+    DeclineWithReason,
     InputQuestion,
     Question,
     SelectQuestion,
 )
+from fisk_ai.util.sanitize import single_line
 
 __all__ = [
     "ANSWER_ACTION",
@@ -36,10 +39,14 @@ __all__ = [
     "question_blocks",
     "question_kind",
     "question_tool",
+    "reason_blocks",
 ]
 
 ANSWER_ACTION = "answer"
 INPUT_ACTION = "answer_text"
+DECLINE_WHY = "No, and tell the agent why"
+"""The approval button that opens a field for the reason, as the workstation's approval does."""
+REASON_LABEL = "Why not? The agent reads this"
 SECTION_LIMIT = 3000
 """Characters a section's text holds, shared by the question and a selection's options."""
 TYPED_REPLIES_NOTE = (
@@ -64,7 +71,17 @@ class Pressed:
     confirmed: bool | None = None
     index: int | None = None
     text: str | None = None
+    """The typed answer; for a declined approval, the reason the model is given."""
     tool_use_id: str = ""
+    opens_reason: bool = False
+    """The press asked for the reason field; it answers nothing yet."""
+
+    @property
+    def reason(self) -> str:
+        """The decline's reason, "" for any other answer."""
+        if self.field is AnswerField.CHOICE and self.choice is ElicitChoice.NO:
+            return (self.text or "").strip()
+        return ""
 
     @property
     def shown(self) -> str:
@@ -72,6 +89,8 @@ class Pressed:
         match self.field:
             case AnswerField.NO_OPERATOR:
                 return "dismissed"
+            case AnswerField.CHOICE if self.reason:
+                return f"declined: “{single_line(self.reason, DECLINE_REASON_LIMIT)}”"
             case AnswerField.CHOICE:
                 return {"once": "approved once", "always": "approved always"}.get(
                     self.choice.value if self.choice else "", "declined"
@@ -107,6 +126,8 @@ def live_answer(question: Question, pressed: Pressed) -> Answer:
     if pressed.field is AnswerField.NO_OPERATOR:
         return ApprovalChoice.NO if isinstance(question, ApprovalQuestion) else None
     match question:
+        case ApprovalQuestion() if pressed.reason:
+            return DeclineWithReason(pressed.reason)
         case ApprovalQuestion():
             return ApprovalChoice((pressed.choice or ElicitChoice.NO).value)
         case ConfirmQuestion():
@@ -134,7 +155,8 @@ def question_kind(question: Question) -> AnswerKind:
 def _button(label: str, value: dict[str, Any], *, style: str = "") -> dict[str, Any]:
     button: dict[str, Any] = {
         "type": "button",
-        "action_id": f"{ANSWER_ACTION}:{value['a']}:{value.get('i', value.get('c', ''))}",
+        "action_id": f"{ANSWER_ACTION}:{value['a']}:{value.get('i', value.get('c', ''))}"
+        + (":why" if value.get("w") else ""),
         "text": {"type": "plain_text", "text": label[:75]},
         "value": json.dumps(value, separators=(",", ":")),
     }
@@ -154,12 +176,7 @@ def question_blocks(question: Question, question_id: str, asker: str) -> tuple[s
     match question:
         case ApprovalQuestion():
             text = f"May I run `{question.display}`?"
-            call = {**base, "a": AnswerField.CHOICE.value, "t": question.tool_use_id}
-            buttons = [
-                _button("Approve once", {**call, "c": "once"}, style="primary"),
-                _button("Approve always", {**call, "c": "always"}),
-                _button("Decline", {**call, "c": "no"}, style="danger"),
-            ]
+            buttons = _approval_buttons(question_id, question.tool_use_id)
         case ConfirmQuestion():
             text = question.question
             buttons = [
@@ -210,6 +227,52 @@ def question_blocks(question: Question, question_id: str, asker: str) -> tuple[s
     return f"Question for <@{asker}>: {_cut(text, 200)}", blocks
 
 
+def _approval_call(question_id: str, tool_use_id: str) -> dict[str, Any]:
+    return {
+        "q": question_id,
+        "k": AnswerKind.APPROVE.value,
+        "a": AnswerField.CHOICE.value,
+        "t": tool_use_id,
+    }
+
+
+def _approval_buttons(question_id: str, tool_use_id: str) -> list[dict[str, Any]]:
+    call = _approval_call(question_id, tool_use_id)
+    return [
+        _button("Approve once", {**call, "c": "once"}, style="primary"),
+        _button("Approve always", {**call, "c": "always"}),
+        _button("Decline", {**call, "c": "no"}, style="danger"),
+        _button(DECLINE_WHY, {**call, "c": "no", "w": 1}),
+    ]
+
+
+def reason_blocks(text: str, pressed: Pressed) -> list[Any]:
+    """The approval message once somebody asked to say why not: the question, a field whose
+    entry declines with that sentence as the reason, and the buttons still there to change
+    one's mind."""
+    call = _approval_call(pressed.question_id, pressed.tool_use_id)
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": escape(text)}},
+        {
+            "type": "input",
+            "block_id": json.dumps({**call, "c": "no"}, separators=(",", ":")),
+            "dispatch_action": True,
+            "label": {"type": "plain_text", "text": REASON_LABEL},
+            "element": {
+                "type": "plain_text_input",
+                "action_id": f"{INPUT_ACTION}:{pressed.question_id}",
+                "max_length": DECLINE_REASON_LIMIT,
+                "dispatch_action_config": {"trigger_actions_on": ["on_enter_pressed"]},
+            },
+        },
+        {
+            "type": "actions",
+            "elements": _approval_buttons(pressed.question_id, pressed.tool_use_id)[:3],
+        },
+        {"type": "context", "elements": [{"type": "plain_text", "text": TYPED_REPLIES_NOTE}]},
+    ]
+
+
 def answered_blocks(text: str, who: str, pressed: Pressed) -> list[Any]:
     """The question message once somebody answered it: who answered and what they chose."""
     return [
@@ -230,11 +293,15 @@ def parse_press(action: dict[str, Any], block_id: str = "") -> Pressed | None:
     try:
         if action.get("type") == "plain_text_input":
             described = json.loads(action.get("block_id") or block_id)
+            field = AnswerField(described.get("a", AnswerField.VALUE.value))
+            # A free-text answer, or the reason of a decline typed into the approval's field.
             return Pressed(
                 question_id=str(described["q"]),
                 kind=AnswerKind(described["k"]),
-                field=AnswerField.VALUE,
+                field=field,
+                choice=ElicitChoice.NO if field is AnswerField.CHOICE else None,
                 text=str(action.get("value") or ""),
+                tool_use_id=str(described.get("t", "")),
             )
         value = json.loads(action.get("value", ""))
         kind = AnswerKind(value["k"])
@@ -248,6 +315,7 @@ def parse_press(action: dict[str, Any], block_id: str = "") -> Pressed | None:
             confirmed=(choice == "yes") if field is AnswerField.CONFIRMED else None,
             index=int(value["i"]) if "i" in value else None,
             tool_use_id=str(value.get("t", "")),
+            opens_reason=bool(value.get("w")),
         )
     except (ValueError, KeyError, TypeError):
         return None

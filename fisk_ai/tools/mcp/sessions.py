@@ -27,7 +27,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -168,8 +168,10 @@ class McpConnection:
         *,
         on_change: Callable[[McpConnection], None],
         warn: Callable[[str], None],
+        secret_env_names: Iterable[str] = (),
     ) -> None:
         self.resolved = resolved
+        self.secret_env_names = tuple(secret_env_names)
         self.entry = resolved.entry
         self.listing = ServerListing(self.entry.name, self.entry.alias, (), 0)
         self.answer_seconds = 0.0
@@ -243,9 +245,10 @@ class McpConnection:
                     from mcp.client.stdio import stdio_client
 
                     # The child gets this process's environment less every credential
-                    # variable, with the entry's env on top: a child without PATH or HOME
-                    # could not run the servers operators wire up.
-                    environment = tool_environment() | dict(resolved.env)
+                    # variable (the operator-named ones too), with the entry's env on top: a
+                    # child without PATH or HOME could not run the servers operators wire up.
+                    scrubbed = tool_environment(extra_secret_names=self.secret_env_names)
+                    environment = scrubbed | dict(resolved.env)
                     environment.pop("LLMFORMAT", None)
                     parameters = StdioServerParameters(
                         command=self.entry.command, args=list(self.entry.args), env=environment
@@ -537,15 +540,23 @@ async def open_mcp_sessions(
     *,
     warn: Callable[[str], None] = _stderr_warn,
     environ: Mapping[str, str] | None = None,
+    secret_env_names: Iterable[str] = (),
 ) -> AsyncIterator[McpSessions]:
     """Connect every entry in order and keep the sessions until the block ends; the first
     server that cannot be started, reached, initialized or listed fails the whole open, naming
-    it, after every session already opened is closed. Children are reaped on every way out."""
+    it, after every session already opened is closed. Children are reaped on every way out.
+    ``secret_env_names`` are the variables agent.yaml names as secrets
+    (``operator_secret_env_names``), kept from stdio children with every other credential."""
     sessions = McpSessions()
     try:
         for entry in entries:
             resolved = resolve_entry(entry, environ)
-            connection = McpConnection(resolved, on_change=sessions.changed, warn=warn)
+            connection = McpConnection(
+                resolved,
+                on_change=sessions.changed,
+                warn=warn,
+                secret_env_names=secret_env_names,
+            )
             sessions.connections.append(connection)
             await connection.connect(sessions.taken_by_others)
         yield sessions
@@ -572,15 +583,23 @@ class ServerReport:
 
 
 async def discover_mcp_servers(
-    entries: Sequence[config.McpClient], environ: Mapping[str, str] | None = None
+    entries: Sequence[config.McpClient],
+    environ: Mapping[str, str] | None = None,
+    secret_env_names: Iterable[str] = (),
 ) -> tuple[ServerReport, ...]:
     """Connect each entry alone, read its listing and close it; a server that is down is
-    reported with the reason rather than failing."""
+    reported with the reason rather than failing. Stdio children are scrubbed as a run's are,
+    ``secret_env_names`` included."""
     reports: list[ServerReport] = []
     for entry in entries:
         try:
             resolved = resolve_entry(entry, environ)
-            connection = McpConnection(resolved, on_change=lambda _: None, warn=lambda _: None)
+            connection = McpConnection(
+                resolved,
+                on_change=lambda _: None,
+                warn=lambda _: None,
+                secret_env_names=secret_env_names,
+            )
             try:
                 await connection.connect(lambda _: set())
             finally:

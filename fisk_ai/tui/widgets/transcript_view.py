@@ -20,6 +20,7 @@ from textual.strip import Strip
 from fisk_ai.agent.events import Event
 from fisk_ai.tui.markdown import SYNTAX, Emphasis
 from fisk_ai.tui.transcript import Match, Row, RowKind, Transcript
+from fisk_ai.util.fsx import make_private_directories
 
 COPY_FILE_NAME = "transcript-copy.txt"
 
@@ -542,7 +543,7 @@ class TranscriptView(ScrollView, can_focus=True):
         directory = self.copy_directory or default_copy_directory()
         path = directory / COPY_FILE_NAME
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            make_private_directories(directory)
             # Unlink first and create exclusively, so a planted symlink is dropped, not followed.
             path.unlink(missing_ok=True)
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

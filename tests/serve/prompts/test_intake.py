@@ -235,3 +235,35 @@ async def test_a_prompt_round_trip_over_nats(agent: StartAgent) -> None:
                 await transport.client.close()
 
     assert isinstance(result, TerminalResult) and result.text == "over the wire"
+
+
+async def test_a_follow_up_whose_budget_is_already_spent_is_refused_before_any_ack_accepts(
+    agent: StartAgent, caller: MemoryTransport
+) -> None:
+    started = await agent(replies=(answer("three streams", tokens=10),))
+    acks: list[Ack] = []
+    await client(caller).ask("how many streams", options=TurnOptions(on_ack=acks.append))
+    token = acks[0].conversation_token
+
+    messages = await exchange(
+        caller, prompt("and now?", conversation_token=token, budget={"max_tokens": 15})
+    )
+
+    ack, refusal = messages
+    assert isinstance(ack, Ack) and not ack.accepted
+    assert isinstance(refusal, TerminalError)
+    assert refusal.code == ErrorCode.BUDGET_EXHAUSTED
+    assert "without conversation_token" in refusal.error
+    assert started.provider.calls == 1
+
+
+async def test_every_refusal_carries_a_stop_reason(
+    agent: StartAgent, caller: MemoryTransport
+) -> None:
+    await agent()
+
+    *_, refusal = await exchange(caller, prompt(conversation_token="nosuchtoken"))
+
+    assert isinstance(refusal, TerminalError)
+    assert refusal.code == ErrorCode.UNKNOWN_CONVERSATION
+    assert refusal.stop_reason == StopReason.ERROR

@@ -151,6 +151,7 @@ async def test_a_gated_command_approved_after_the_grace_runs_on_resume(
             "Approve once",
             "Approve always",
             "Decline",
+            "No, and tell the agent why",
         ]
         status = slack.bot_messages(CHANNEL, mention.ts)[0]
         await slack.wait_for(lambda: not status.buttons and "Stopped" in status.text)
@@ -196,3 +197,50 @@ async def test_stop_parks_the_turn_and_a_mention_carries_on(
 async def first_status(slack: FakeSlack, thread_ts: str) -> Posted:
     await slack.wait_for(lambda: bool(slack.bot_messages(CHANNEL, thread_ts)))
     return slack.bot_messages(CHANNEL, thread_ts)[0]
+
+
+async def test_a_decline_with_a_reason_gives_the_model_the_operators_sentence(
+    slack: FakeSlack, start_bot: StartBot, model: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    turns = [
+        reply(tool_use("t1", "stream_rm", {"stream": "ORDERS"}), stop_reason="tool_use"),
+        reply(text("Left ORDERS alone.")),
+    ]
+    async with start_bot(turns, settings=LONG_GRACE, tools=gated_tools(tmp_path)):
+        mention = await slack.mention(CHANNEL, ANA, "remove ORDERS")
+        await slack.wait_for(lambda: has_question(slack, mention.ts))
+        asked = question(slack, mention.ts)
+        await slack.press(asked, asked.button("No, and tell the agent why"), BEN)
+        await slack.wait_for(lambda: any(b.get("type") == "input" for b in asked.blocks))
+        await slack.type_answer(asked, BEN, "ORDERS holds this week's invoices")
+        await slack.wait_for(lambda: answered(slack, mention.ts, "Left ORDERS alone."))
+
+    result = model.requests[1]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result"
+    assert "ORDERS holds this week's invoices" in json.dumps(result)
+    assert asked.blocks[-1]["elements"][0]["text"] == (
+        "Answered by Ben Cole: declined: “ORDERS holds this week's invoices”"
+    )
+
+
+async def test_a_late_decline_with_a_reason_reaches_the_model_on_resume(
+    slack: FakeSlack, start_bot: StartBot, model: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    turns = [
+        reply(tool_use("t1", "stream_rm", {"stream": "ORDERS"}), stop_reason="tool_use"),
+        reply(text("Left ORDERS alone.")),
+    ]
+    async with start_bot(turns, settings=GRACE, tools=gated_tools(tmp_path)):
+        mention = await slack.mention(CHANNEL, ANA, "remove ORDERS")
+        await slack.wait_for(lambda: has_question(slack, mention.ts))
+        asked = question(slack, mention.ts)
+        status = slack.bot_messages(CHANNEL, mention.ts)[0]
+        await slack.wait_for(lambda: not status.buttons and "Stopped" in status.text)
+        await slack.press(asked, asked.button("No, and tell the agent why"), BEN)
+        await slack.wait_for(lambda: any(b.get("type") == "input" for b in asked.blocks))
+        await slack.type_answer(asked, BEN, "not before the audit")
+        await slack.wait_for(lambda: answered(slack, mention.ts, "Left ORDERS alone."))
+
+    result = model.requests[1]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result"
+    assert "not before the audit" in json.dumps(result)

@@ -20,7 +20,7 @@ from fisk_ai.sessions.jetstream import JetStreamSessionStore
 from fisk_ai.sessions.store import SessionStore
 from tests.agent.conftest import SETTINGS, toolset
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
-from tests.fakes.slack import BOT_TOKEN, FakeSlack
+from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.serve.slack.conftest import ANA, CHANNEL, StartBot, environment, slack_config
 
 
@@ -125,3 +125,18 @@ async def test_a_token_revoked_while_serving_faults_the_worker(
             await serving
 
     assert str(fault.value).startswith("Slack refused SLACK_BOT_TOKEN (token_revoked)")
+
+
+async def test_an_app_token_revoked_while_serving_faults_the_worker(
+    slack: FakeSlack, start_bot: StartBot
+) -> None:
+    async with start_bot([reply(text("never sent"))]) as bot:
+        slack.revoked.add(APP_TOKEN)
+        # The socket drops, and the client asks apps.connections.open for a new address.
+        await slack.disconnect_all()
+        serving = bot.hosted.serving
+        assert serving is not None
+        with pytest.raises(FiskError) as fault:
+            await serving
+
+    assert str(fault.value).startswith("Slack refused SLACK_APP_TOKEN (token_revoked)")
