@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.color import Color
 
 from fisk_ai.screens.approval import ApprovalScreen
@@ -209,3 +210,13 @@ async def test_a_call_under_a_grant_restored_on_resume_says_so(
         assert app.run_screen.last_answer == "also gone"
         text = app.run_screen.view.transcript.text()
         assert f"{STANDING_APPROVAL_RAN}: stream rm -- EVENTS" in text
+
+
+async def test_editing_keys_act_in_the_order_they_were_typed(tmp_path: Path) -> None:
+    async with running(tmp_path, [answer("fine")]) as (app, pilot):
+        await settle(app, pilot)
+        # All of them reach the app before the bar has acted on any, as from a fast typist.
+        for key, character in [("x", "x"), ("y", "y"), ("backspace", None), ("z", "z")]:
+            app.post_message(events.Key(key, character))
+        await settle(app, pilot)
+        assert app.run_screen.chat.value == "xz"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import var
@@ -91,6 +92,20 @@ class ChatInput(TextArea):
     def queued(self) -> tuple[str, ...]:
         """The prompts waiting in the outbox, oldest first."""
         return tuple(self._outbox)
+
+    async def on_key(self, event: events.Key) -> None:
+        # The app runs a key's binding once the key has bubbled up to it, behind the keys typed
+        # after it that the bar has already taken: Backspace would delete a later character.
+        # The bar's own editing and scrolling keys act here instead, in the order typed.
+        if event.is_printable:
+            return
+        active = self.screen.active_bindings.get(event.key)
+        if active is None or active.node is not self or active.binding.priority:
+            return
+        event.stop()
+        event.prevent_default()
+        if active.enabled:
+            await self.run_action(active.binding.action)
 
     def action_submit(self) -> None:
         # A priority binding runs as the app reads the key, before the keys typed ahead of it
