@@ -18,11 +18,59 @@ from fisk_ai.cli.flags import add_common_flags
 from fisk_ai.errors import FiskError
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from fisk_ai.config import Config
     from fisk_ai.knowledge.store import KnowledgeReader
 
 DEFAULT_CONFIG = "agent.yaml"
 STORE_DIR_ENV = "FISK_AI_STORE_DIR"
+# Stands in front of a query word that starts with a dash while the arguments are parsed; no
+# argument can hold a NUL byte, so none is mistaken for one.
+_DASH_WORD = "\0"
+
+
+class _ActionParser(argparse.ArgumentParser):
+    """The parser of one `fisk knowledge` action. When ``dash_words`` is set, a word that
+    starts with a single dash and is no option of the action (``match retention -draft``) is
+    a query word, not an unknown flag."""
+
+    dash_words = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        words = list(sys.argv[1:] if args is None else args)
+        if self.dash_words:
+            words = self._protect_dash_words(words)
+        parsed, extras = super().parse_known_args(words, namespace)
+        query = getattr(parsed, "query", None)
+        if self.dash_words and isinstance(query, list):
+            # argparse gives the query only the words before the first option; the words after
+            # it (`match retention --limit 5 -draft`) come back unparsed, in order.
+            later = [word for word in extras if word.startswith(_DASH_WORD) or word[:1] != "-"]
+            extras = [word for word in extras if word not in later]
+            parsed.query = [word.removeprefix(_DASH_WORD) for word in (*query, *later)]
+        return parsed, extras
+
+    def _protect_dash_words(self, words: list[str]) -> list[str]:
+        protected: list[str] = []
+        takes_value = False
+        for position, word in enumerate(words):
+            if word == "--":
+                return protected + words[position:]
+            option = self._option_string_actions.get(word.split("=", 1)[0])
+            dash_word = (
+                option is None
+                and not takes_value
+                and len(word) > 1
+                and word[0] == "-"
+                and word[1] != "-"
+            )
+            protected.append(_DASH_WORD + word if dash_word else word)
+            # The word after `--limit` is its value, even a negative one.
+            takes_value = option is not None and "=" not in word and option.nargs != 0
+        return protected
 
 
 def register(subcommands: Any) -> None:
@@ -43,7 +91,9 @@ def register(subcommands: Any) -> None:
         f"(env {STORE_DIR_ENV})",
     )
     add_common_flags(parser)
-    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    actions = parser.add_subparsers(
+        title="actions", metavar="ACTION", required=True, parser_class=_ActionParser
+    )
 
     index = actions.add_parser(
         "index",
@@ -65,19 +115,41 @@ def register(subcommands: Any) -> None:
     _register_browse(actions)
 
     search = actions.add_parser("search", help="search as knowledge_search does")
+    search.dash_words = True
     search.add_argument("query", nargs="+")
-    search.add_argument("--top-k", type=int, default=0, help="how many hits (1 to 20)")
+    search.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        help="how many hits, 1 to 20 (default harness.knowledge.top_k)",
+    )
     search.add_argument("--full", action="store_true", help="print whole chunks")
     search.set_defaults(handler=run_search)
 
     match = actions.add_parser(
-        "match", help="list the documents holding all the words, as knowledge_enumerate does"
+        "match",
+        help="list the documents holding all the words, as knowledge_enumerate does",
+        description="List every indexed document holding all the words: side by side they "
+        'must all appear, "quoted words" must be adjacent, -word excludes (no -- needed), '
+        "heading:word and body:word look in one part of a section.",
     )
+    match.dash_words = True
     match.add_argument("query", nargs="+")
-    match.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    match.add_argument("--limit", type=int, default=None, help="at most this many (default 20)")
     match.add_argument("--all", action="store_true", help="every matching document")
     match.add_argument("--sort", choices=("matches", "path"), default="matches")
+    match.add_argument(
+        "--min-matches",
+        type=int,
+        default=0,
+        help="only documents with at least this many sections matching in the body",
+    )
     match.add_argument("--paths-only", action="store_true", help="print paths only")
+    match.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print the compiled expression and what the index holds for each term",
+    )
     match.add_argument("--count", action="store_true", help="print only how many matched")
     match.add_argument("--exit-code", action="store_true", help="exit 1 when no document matched")
     match.set_defaults(handler=run_match)
@@ -101,7 +173,19 @@ def register(subcommands: Any) -> None:
 
     actions.add_parser("sources", help="list indexed documents").set_defaults(handler=run_sources)
     actions.add_parser("stats", help="count what the index holds").set_defaults(handler=run_stats)
-    actions.add_parser("doctor", help="check the store").set_defaults(handler=run_doctor)
+    actions.add_parser("doctor", help="check the store; exits 1 when a check fails").set_defaults(
+        handler=run_doctor
+    )
+
+    # The group's flags are taken after the action too (`fisk knowledge index --config X`);
+    # suppressed defaults leave the group's value alone when they are not given there.
+    for action in actions.choices.values():
+        action.add_argument(
+            "--config", default=argparse.SUPPRESS, help="as fisk knowledge --config"
+        )
+        action.add_argument(
+            "--store-dir", default=argparse.SUPPRESS, help="as fisk knowledge --store-dir"
+        )
 
 
 def _register_watch_and_words(actions: Any) -> None:
@@ -109,9 +193,21 @@ def _register_watch_and_words(actions: Any) -> None:
         "watch",
         help="index, then keep the index in line with the files as they change",
         description="Index the paths, then watch them: a created, edited or deleted file is "
-        "reflected in the index within a second. Holds the writer lock until interrupted.",
+        "reflected in the index once the files have been quiet for the debounce. Holds the "
+        "writer lock until interrupted.",
     )
     watch.add_argument("paths", nargs="*", metavar="PATH")
+    watch.add_argument(
+        "--debounce",
+        default="2s",
+        help="how long the files must be quiet before a change is indexed (default 2s, "
+        "at least 100ms)",
+    )
+    watch.add_argument(
+        "--no-initial",
+        action="store_true",
+        help="skip the first full pass and index only the changes that follow",
+    )
     watch.set_defaults(handler=run_watch)
 
     words = actions.add_parser(
@@ -281,16 +377,39 @@ def run_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _debounce(text: str) -> timedelta:
+    from fisk_ai.knowledge.watch import MIN_DEBOUNCE
+    from fisk_ai.util.durations import DurationError, parse_duration
+
+    try:
+        debounce = parse_duration(text)
+    except DurationError as exc:
+        raise FiskError(
+            f"--debounce {text!r} is not a duration ({exc}); write 2s or 500ms"
+        ) from None
+    if debounce < MIN_DEBOUNCE:
+        raise FiskError(f"--debounce must be at least 100ms, not {text}")
+    return debounce
+
+
 def run_watch(args: argparse.Namespace) -> int:
     from fisk_ai.knowledge.access import refuse_unbuilt_keys
     from fisk_ai.knowledge.watch import Watcher
 
+    debounce = _debounce(args.debounce)
     cfg = _config(args)
     refuse_unbuilt_keys(cfg)
     roots = _roots(args, cfg)
     writer, embed = _open_writer(args, cfg, rebuild=False)
     with contextlib.closing(writer):
-        watcher = Watcher(writer, roots, reconcile=not args.paths, embed=embed)
+        watcher = Watcher(
+            writer,
+            roots,
+            reconcile=not args.paths,
+            embed=embed,
+            debounce=debounce,
+            initial_pass=not args.no_initial,
+        )
         print(f"watching {', '.join(roots)}; interrupt to stop", file=sys.stderr, flush=True)
         watcher.run(
             lambda report: print(report.line(), flush=True),
@@ -333,10 +452,10 @@ def run_search(args: argparse.Namespace) -> int:
     from fisk_ai.knowledge.access import KnowledgeIndex
     from fisk_ai.lineui.knowledge import search_lines
 
-    cfg = _config(args)
-    top_k = args.top_k or cfg.harness.knowledge.top_k
-    if not 1 <= top_k <= 20:
+    if args.top_k is not None and not 1 <= args.top_k <= 20:
         raise FiskError(f"--top-k must be between 1 and 20, not {args.top_k}")
+    cfg = _config(args)
+    top_k = cfg.harness.knowledge.top_k if args.top_k is None else args.top_k
     reader = _reader(args)
     reader.close()
     index = KnowledgeIndex(reader.paths.directory, cfg.harness.knowledge.embeddings)
@@ -346,7 +465,7 @@ def run_search(args: argparse.Namespace) -> int:
         index.close()
     print(answer.tier, file=sys.stderr)
     if answer.status.value == "index_empty":
-        print("the knowledge index holds no documents", file=sys.stderr)
+        print("the knowledge index holds no passages to search", file=sys.stderr)
         return 0
     if not answer.hits:
         print("no matches", file=sys.stderr)
@@ -355,15 +474,32 @@ def run_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    """Refuse flags of `match` that contradict each other, rather than letting one win."""
+    if args.all and args.limit is not None:
+        raise FiskError(
+            "--all and --limit contradict each other; --all lists every match, --limit caps it"
+        )
+    if args.count and (args.paths_only or args.explain):
+        raise FiskError("--count prints only a number; drop --paths-only and --explain")
+    if args.paths_only and args.explain:
+        raise FiskError("--paths-only prints only paths; drop --explain")
+    if args.limit is not None and args.limit < 1:
+        raise FiskError(f"--limit must be at least 1, not {args.limit}")
+    if args.min_matches < 0:
+        raise FiskError(f"--min-matches must be 0 or more, not {args.min_matches}")
+
+
 def run_match(args: argparse.Namespace) -> int:
     from fisk_ai.knowledge.search import enumerate_documents
-    from fisk_ai.lineui.knowledge import match_lines
+    from fisk_ai.lineui.knowledge import explain_lines, match_lines
 
-    if args.limit < 1:
-        raise FiskError(f"--limit must be at least 1, not {args.limit}")
+    _refuse_contradictions(args)
     reader = _reader(args)
     with reader.use() as connection:
-        answer = enumerate_documents(connection, " ".join(args.query))
+        answer = enumerate_documents(
+            connection, " ".join(args.query), min_body_matches=args.min_matches
+        )
     reader.close()
     for report in answer.terms:
         if report.not_queried:
@@ -374,9 +510,12 @@ def run_match(args: argparse.Namespace) -> int:
     if args.count:
         print(len(documents))
     else:
-        shown = documents if args.all else documents[: args.limit]
+        limit = len(documents) if args.all else args.limit or 20
+        shown = documents[:limit]
         if shown:
             sys.stdout.write(match_lines(shown, paths_only=args.paths_only))
+        if args.explain:
+            sys.stdout.write(explain_lines(answer))
         if len(shown) < len(documents):
             print(f"{len(documents) - len(shown)} more; pass --all to list them", file=sys.stderr)
     return 1 if args.exit_code and not documents else 0
@@ -407,7 +546,21 @@ def _writer(args: argparse.Namespace, *, rebuild: bool = False) -> Any:
     return KnowledgeWriter(_directory(args, cfg), rebuild=rebuild)
 
 
+def _refuse_unbuilt(args: argparse.Namespace, action: str) -> None:
+    """Refuse an action that writes to an index that was never built, rather than creating an
+    empty one (which the agent would then read as empty, not as never built)."""
+    from fisk_ai.knowledge.store import KnowledgePaths
+
+    directory = _directory(args, _config(args))
+    if not KnowledgePaths(directory).built():
+        raise FiskError(
+            f"there is no knowledge index to {action} at {directory}; build it with "
+            "fisk knowledge index"
+        )
+
+
 def run_rm(args: argparse.Namespace) -> int:
+    _refuse_unbuilt(args, "remove documents from")
     with _writer(args) as writer:
         stored = writer.documents()
         doomed: list[str] = []
@@ -427,11 +580,15 @@ def run_rm(args: argparse.Namespace) -> int:
 def run_reset(args: argparse.Namespace) -> int:
     cfg = _config(args)
     directory = _directory(args, cfg)
+    from fisk_ai.knowledge.store import KnowledgePaths, KnowledgeWriter
+
+    if not KnowledgePaths(directory).built():
+        print(f"there is no knowledge index to reset at {directory}")
+        return 0
     if not args.force:
         raise FiskError(
             f"reset deletes every document indexed in {directory}; pass --force to do it"
         )
-    from fisk_ai.knowledge.store import KnowledgeWriter
 
     with KnowledgeWriter(directory, rebuild=True):
         pass
@@ -440,6 +597,7 @@ def run_reset(args: argparse.Namespace) -> int:
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
+    _refuse_unbuilt(args, "rebuild")
     with _writer(args) as writer:
         writer.rebuild()
     print("rebuilt the full-text indexes from the stored chunks")
@@ -498,7 +656,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from fisk_ai.knowledge.doctor import diagnose
+    from fisk_ai.knowledge.doctor import CheckState, diagnose
     from fisk_ai.lineui.knowledge import doctor_lines
 
     cfg = _config(args)
@@ -508,4 +666,6 @@ def run_doctor(args: argparse.Namespace) -> int:
         embeddings=cfg.harness.knowledge.embeddings,
     )
     sys.stdout.write(doctor_lines(checks))
-    return 1 if any(check.fatal for check in checks) else 0
+    # Any failed check fails the command (a check that did not run does not): a script asking
+    # whether knowledge works gets "no" for a missing store or a silent embedder too.
+    return 1 if any(check.state is CheckState.FAILED for check in checks) else 0

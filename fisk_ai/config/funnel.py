@@ -127,6 +127,14 @@ def _decode(
         raise _translate(
             failure, model=model, prefix=prefix, lines=lines, source=source, owner=owner
         ) from None
+    except (RecursionError, OverflowError) as failure:
+        # pydantic lets through what a validator raises that is not a ValueError: Python's
+        # regular expression compiler raises these for a pattern nested or repeated too far.
+        where = f"{source} holds" if source else "the settings hold"
+        raise ConfigError(
+            f"{where} a value too large or nested too deeply to read ({failure}); look for an "
+            "extreme regular expression under include or exclude"
+        ) from None
 
 
 def _is_text(annotation: Any) -> bool:

@@ -25,6 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
 from fisk_ai.config.errors import ConfigError
+from fisk_ai.util import bounded
 from fisk_ai.util.sanitize import single_line
 
 __all__ = ["Document", "KeyPath", "describe_path", "read_yaml"]
@@ -64,6 +65,8 @@ _SPECIAL_FLOATS = {
 _DIGITS_OF_BASE = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
 _FLOAT = re.compile(r"[0-9]*\.[0-9]*(?:[eE][-+]?[0-9]+)?")
 _INT64 = 2**63
+_INT64_DIGITS = {2: 64, 8: 22, 10: 20, 16: 16}
+"""The most digits an unsigned 64-bit value has in each base."""
 
 
 def _resolve_plain(text: str) -> Any:
@@ -100,15 +103,23 @@ def _resolve_number(text: str) -> int | float | None:
             base = 8
     if not digits or any(c not in _DIGITS_OF_BASE[base] for c in digits):
         return None
+    # Out of a 64-bit range Go's reader keeps the scalar as text; a run of digits longer than
+    # any 64-bit value is known to be out of it before Python converts it (which, for a few
+    # thousand decimal digits, costs time and then raises).
+    if len(digits.lstrip("0")) > _INT64_DIGITS[base]:
+        return None
     magnitude = int(digits, base)
-    # Out of a 64-bit range Go's reader keeps the scalar as text.
     if (negative and magnitude > _INT64) or (not negative and magnitude >= 2 * _INT64):
         return None
     return -magnitude if negative else magnitude
 
 
 # Aliases let a small file expand into a huge value; no real agent.yaml comes near this.
-_MAX_VALUES = 100_000
+_MAX_VALUES = bounded.MAX_VALUES
+
+MAX_DOCUMENT_BYTES = 1024 * 1024
+"""The largest agent.yaml read: far past any real one (a long system prompt is a few KB), and
+small enough that every later step (regular expressions, references) stays quick."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,10 @@ def describe_path(path: KeyPath) -> str:
 def read_yaml(text: str, *, source: str) -> Document:
     """Compose text as one YAML document; syntax errors and duplicate keys are ConfigErrors."""
     try:
+        bounded.check_size(text, what=source, max_bytes=MAX_DOCUMENT_BYTES)
+    except bounded.BoundedInputError as refused:
+        raise ConfigError(str(refused)) from None
+    try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -155,6 +170,12 @@ def read_yaml(text: str, *, source: str) -> Document:
         raise ConfigError(f"{source}: not valid YAML: {single_line(str(error))}") from None
     if root is None:
         return Document(data=None, lines={})
+    try:
+        # Measured before anything is built: a chain of merges or aliases is refused in the
+        # time it takes to read it, not after expanding it.
+        bounded.check_yaml_nodes(root, what=source, max_values=_MAX_VALUES)
+    except bounded.BoundedInputError as refused:
+        raise ConfigError(str(refused)) from None
     builder = _Builder(source)
     data = builder.build(root, ())
     return Document(data=data, lines=builder.lines, texts=builder.texts)

@@ -216,12 +216,13 @@ class KnowledgeIndex:
         return await asyncio.to_thread(self._search, text, top_k)
 
     def _enumerate(self, text: str) -> EnumerateAnswer:
-        from fisk_ai.knowledge.query import parse_enumerate
+        from fisk_ai.knowledge.query import EnumerateQuery
         from fisk_ai.knowledge.search import enumerate_documents
 
         if not self._open():
-            query = parse_enumerate(text)
-            return EnumerateAnswer(EnumerateStatus.INDEX_NOT_BUILT, query, (), (), 0)
+            # Said before the query is compiled, as the Go original does: there is nothing to
+            # match it against yet.
+            return EnumerateAnswer(EnumerateStatus.INDEX_NOT_BUILT, EnumerateQuery(()), (), (), 0)
         with self._reader.use() as connection:
             return enumerate_documents(connection, text)
 

@@ -18,12 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fisk_ai.knowledge import FORMAT_VERSION
-from fisk_ai.knowledge.errors import FormatMismatch, KnowledgeError, KnowledgeLocked
+from fisk_ai.knowledge.errors import (
+    DamagedIndex,
+    FormatMismatch,
+    KnowledgeError,
+    KnowledgeLocked,
+    damaged_index,
+)
 
 if TYPE_CHECKING:
     from fisk_ai import config
 
 __all__ = ["Check", "CheckState", "diagnose"]
+
+_DATABASE_INTEGRITY = "Database integrity"
 
 
 class CheckState(enum.Enum):
@@ -53,29 +61,56 @@ def _fts5_check() -> Check:
     return Check("FTS5 compiled in", CheckState.PASSED, "porter and unicode61 tokenizers")
 
 
-def _store_checks(directory: Path) -> list[Check]:
-    from fisk_ai.knowledge.store import KnowledgeReader, KnowledgeWriter
+_INTEGRITY_ROWS = 5
+"""How many of ``PRAGMA integrity_check``'s findings the check quotes; one names the damage."""
 
-    checks: list[Check] = []
+
+def _store_checks(directory: Path) -> list[Check]:
+    from fisk_ai.knowledge.store import KnowledgeReader
+
     reader = KnowledgeReader(directory)
     try:
         built = reader.open()
     except FormatMismatch as exc:
         return [Check("Format", CheckState.FAILED, str(exc), fatal=True)]
+    except DamagedIndex as exc:
+        return [
+            Check("Store present", CheckState.PASSED, str(reader.paths.database)),
+            Check(_DATABASE_INTEGRITY, CheckState.FAILED, str(exc), fatal=True),
+        ]
     except KnowledgeError as exc:
         return [Check("Store present", CheckState.FAILED, str(exc))]
     if not built:
-        checks.append(
-            Check("Store present", CheckState.FAILED, f"no index at {reader.paths.database}")
-        )
+        checks = [Check("Store present", CheckState.FAILED, f"no index at {reader.paths.database}")]
         for name in ("Format", "WAL journal mode", "Index writable", "Index integrity"):
             checks.append(Check(name, CheckState.NOT_RUN, "no index is built"))
         return checks
-    checks.append(Check("Store present", CheckState.PASSED, str(reader.paths.database)))
-    checks.append(Check("Format", CheckState.PASSED, f"format version {FORMAT_VERSION}"))
-    with reader.use() as connection:
-        mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0])
-    reader.close()
+    checks = [
+        Check("Store present", CheckState.PASSED, str(reader.paths.database)),
+        Check("Format", CheckState.PASSED, f"format version {FORMAT_VERSION}"),
+    ]
+    damage = ""
+    try:
+        with reader.use() as connection:
+            rows = connection.execute(f"PRAGMA integrity_check({_INTEGRITY_ROWS})").fetchall()
+            mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0])
+    except DamagedIndex as exc:
+        damage, mode = str(exc), ""
+    else:
+        # A finding may run over lines ("*** in database main ***" and then the pages).
+        findings = [line for row in rows for line in str(row[0]).splitlines() if line.strip()]
+        if findings != ["ok"]:
+            damage = str(damaged_index(reader.paths.database, "; ".join(findings)))
+    finally:
+        reader.close()
+    if damage:
+        checks.append(Check(_DATABASE_INTEGRITY, CheckState.FAILED, damage, fatal=True))
+        for name in ("WAL journal mode", "Index writable", "Index integrity"):
+            checks.append(Check(name, CheckState.NOT_RUN, "the database is damaged"))
+        return checks
+    checks.append(
+        Check(_DATABASE_INTEGRITY, CheckState.PASSED, "PRAGMA integrity_check found no damage")
+    )
     checks.append(
         Check(
             "WAL journal mode",
@@ -83,10 +118,18 @@ def _store_checks(directory: Path) -> list[Check]:
             f"journal_mode={mode}",
         )
     )
+    return checks + _writer_checks(directory)
+
+
+def _writer_checks(directory: Path) -> list[Check]:
+    from fisk_ai.knowledge.store import KnowledgeWriter
+
     if not os.access(directory, os.W_OK):
-        checks.append(Check("Index writable", CheckState.FAILED, f"{directory} is not writable"))
-        checks.append(Check("Index integrity", CheckState.NOT_RUN, "needs the writer"))
-        return checks
+        return [
+            Check("Index writable", CheckState.FAILED, f"{directory} is not writable"),
+            Check("Index integrity", CheckState.NOT_RUN, "needs the writer"),
+        ]
+    checks: list[Check] = []
     try:
         with KnowledgeWriter(directory) as writer:
             checks.append(Check("Index writable", CheckState.PASSED, "writer lock taken"))
@@ -94,6 +137,11 @@ def _store_checks(directory: Path) -> list[Check]:
     except KnowledgeLocked as exc:
         checks.append(Check("Index writable", CheckState.FAILED, str(exc)))
         checks.append(Check("Index integrity", CheckState.NOT_RUN, "another writer holds the lock"))
+        return checks
+    except DamagedIndex as exc:
+        # Damage PRAGMA integrity_check did not see, met as the writer opened or checked.
+        detail = str(exc)
+        checks.append(Check("Index integrity", CheckState.FAILED, detail, fatal=True))
         return checks
     if problems:
         checks.append(
@@ -153,6 +201,8 @@ def _manifest_check(directory: Path, settings: config.Embeddings, dimension: int
             )
     except FormatMismatch as exc:
         return Check(_MANIFEST, CheckState.FAILED, str(exc), fatal=True)
+    except DamagedIndex:
+        return Check(_MANIFEST, CheckState.NOT_RUN, "the index cannot be read")
     finally:
         reader.close()
     if manifest is None:

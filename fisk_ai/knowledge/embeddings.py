@@ -11,8 +11,11 @@ range, an empty vector, a count mismatch or an ``error`` object inside a 200 bod
 whole batch, so a vector never lands on the wrong chunk. Every vector is L2-normalized here, so
 the manifest can say ``normalized: true`` whatever the server does.
 
-A failure says which step failed (``connect``, ``timeout``, ``HTTP 503``, ``response``) rather
-than echoing an error's text: that is the reason a degraded search gives the model.
+A failure is classified by the step that failed, a ``DegradeReason`` (connect, timeout, an
+error status, a malformed response, an empty input), never by an error's text: the reason is
+what a degraded search tells the model and the tier line, so it is a closed vocabulary. The
+exception's message adds the detail an operator needs (the status code, what was wrong with the
+response).
 
 The HTTP client is the standard library's urllib (no new dependency; proxies from the
 environment are not used, so the corpus goes only where base_url says), imported when the first
@@ -21,12 +24,12 @@ request is made. Calls block; async callers run them in a thread.
 
 from __future__ import annotations
 
+import enum
 import ipaddress
 import json
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BATCH_SIZE",
     "PROBE_INPUT",
+    "DegradeReason",
     "Embedder",
     "EmbeddingsUnavailable",
     "TextEmbedder",
@@ -61,11 +65,23 @@ _SERVER_ERROR = 500
 _TOO_MANY = 429
 
 
-class EmbeddingsUnavailable(KnowledgeError):
-    """The endpoint could not give vectors; ``reason`` names the step that failed."""
+class DegradeReason(enum.StrEnum):
+    """Why the embeddings endpoint gave no vectors: the step that failed."""
 
-    def __init__(self, reason: str, base_url: str) -> None:
-        super().__init__(f"the embeddings endpoint {base_url} is unreachable: {reason}")
+    CONNECT = "connect failed"
+    TIMEOUT = "timeout"
+    ERROR_STATUS = "error status"
+    MALFORMED_RESPONSE = "malformed response"
+    EMPTY_INPUT = "empty input"
+
+
+class EmbeddingsUnavailable(KnowledgeError):
+    """The endpoint could not give vectors; ``reason`` names the step that failed and
+    ``detail`` (for the operator's message only) what was seen there."""
+
+    def __init__(self, reason: DegradeReason, base_url: str, detail: str = "") -> None:
+        said = f"{reason} ({detail})" if detail else str(reason)
+        super().__init__(f"the embeddings endpoint {base_url} is unreachable: {said}")
         self.reason = reason
 
 
@@ -179,11 +195,10 @@ def _normalized(vector: Sequence[float]) -> list[float]:
 class _BadBatch(Exception):
     """One batch failed in a way a smaller batch might not."""
 
-
-@dataclass(frozen=True)
-class _Failure:
-    reason: str
-    retry: bool
+    def __init__(self, reason: DegradeReason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
 
 
 class Embedder:
@@ -229,7 +244,7 @@ class Embedder:
             return self._request(batch)
         except _BadBatch as failure:
             if len(batch) == 1:
-                raise EmbeddingsUnavailable(str(failure), self.base_url) from None
+                raise EmbeddingsUnavailable(failure.reason, self.base_url, failure.detail) from None
             middle = len(batch) // 2
             return self._embed_halving(batch[:middle]) + self._embed_halving(batch[middle:])
 
@@ -239,7 +254,7 @@ class Embedder:
 
         for text in batch:
             if not text:
-                raise EmbeddingsUnavailable("an empty input", self.base_url)
+                raise EmbeddingsUnavailable(DegradeReason.EMPTY_INPUT, self.base_url)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -257,23 +272,27 @@ class Embedder:
             status = exc.code
             exc.close()
             if status >= _SERVER_ERROR or status == _TOO_MANY:
-                raise _BadBatch(f"HTTP {status}") from None
-            raise EmbeddingsUnavailable(f"HTTP {status}", self.base_url) from None
+                raise _BadBatch(DegradeReason.ERROR_STATUS, f"HTTP {status}") from None
+            raise EmbeddingsUnavailable(
+                DegradeReason.ERROR_STATUS, self.base_url, f"HTTP {status}"
+            ) from None
         except TimeoutError:
-            raise EmbeddingsUnavailable(f"timeout after {self.timeout:g}s", self.base_url) from None
+            raise EmbeddingsUnavailable(
+                DegradeReason.TIMEOUT, self.base_url, f"after {self.timeout:g}s"
+            ) from None
         except OSError as exc:
             if isinstance(getattr(exc, "reason", None), TimeoutError):
                 raise EmbeddingsUnavailable(
-                    f"timeout after {self.timeout:g}s", self.base_url
+                    DegradeReason.TIMEOUT, self.base_url, f"after {self.timeout:g}s"
                 ) from None
             # Refused, reset, DNS: the endpoint is not there; halving would not help.
-            raise EmbeddingsUnavailable("connect failed", self.base_url) from None
+            raise EmbeddingsUnavailable(DegradeReason.CONNECT, self.base_url) from None
         if len(content) > MAX_RESPONSE_BYTES:
-            raise _BadBatch("response over 64 MiB")
+            raise _BadBatch(DegradeReason.MALFORMED_RESPONSE, "over 64 MiB")
         try:
             return _vectors(json.loads(content), len(batch))
         except (ValueError, TypeError, KeyError) as exc:
-            raise _BadBatch(f"response: {exc}") from None
+            raise _BadBatch(DegradeReason.MALFORMED_RESPONSE, str(exc)) from None
 
 
 def _vectors(payload: Any, expected: int) -> list[list[float]]:

@@ -20,5 +20,19 @@ class FormatMismatch(KnowledgeError):
     this version writes; nothing reads or writes it until it is rebuilt."""
 
 
+class DamagedIndex(KnowledgeError):
+    """SQLite cannot read the database whole (cut short, garbage pages, a bad WAL). Rebuilding
+    the full-text indexes would build them over the damage, so the way out is building the
+    index again from the files."""
+
+
+def damaged_index(database: object, problem: str) -> DamagedIndex:
+    """The one sentence for a damaged database, naming the command that builds it again."""
+    return DamagedIndex(
+        f"the knowledge index {database} is damaged ({problem}); build it again from the files "
+        f"with `{REINDEX_COMMAND}`"
+    )
+
+
 class QueryError(KnowledgeError):
     """A query the knowledge tools cannot compile, said so the model can rewrite it."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ __all__ = [
     "INDEXED_SUFFIXES",
     "MAX_FILE_BYTES",
     "IndexReport",
+    "ListedPath",
     "Progress",
     "changed_on_disk",
     "eligible_in_root",
@@ -67,6 +69,23 @@ class IndexReport:
             f"{lead}: added={self.added} updated={self.updated} skipped={self.skipped} "
             f"removed={self.removed} ({self.files} files, {self.chunks} chunks{vectors})"
         )
+
+
+class ListedPath(type(Path())):  # type: ignore[misc]
+    """A path as ``walk`` listed it, with the identity (device, inode) the file had then, so
+    the read can tell the file it opens is the one that was listed."""
+
+    identity: tuple[int, int] | None = None
+
+
+def _listed(path: Path) -> Path:
+    try:
+        info = path.lstat()
+    except OSError:
+        return path
+    listed = ListedPath(path)
+    listed.identity = (info.st_dev, info.st_ino)
+    return listed
 
 
 def _citation_path(path: Path) -> str:
@@ -133,7 +152,7 @@ def walk(roots: Sequence[str], store_directory: Path) -> Iterator[Path]:
             )
         if top.is_file():
             if _eligible(top):
-                yield top
+                yield _listed(top)
             continue
         for directory, subdirectories, files in os.walk(top, followlinks=False):
             here = Path(directory)
@@ -148,16 +167,36 @@ def walk(roots: Sequence[str], store_directory: Path) -> Iterator[Path]:
             for name in sorted(files):
                 path = here / name
                 if _eligible(path):
-                    yield path
+                    yield _listed(path)
 
 
 def _read(path: Path) -> tuple[str, str, int] | None:
-    """The text, its sha256 and the mtime in nanoseconds; None for a file that is not UTF-8 or
-    vanished."""
+    """The text, its sha256 and the mtime in whole seconds (as the Go original stores it); None
+    for a file that is not UTF-8 or vanished, or that is no longer what the walk listed.
+
+    The tree may change between the walk and the read, so the read trusts nothing the walk saw:
+    the open follows no symlink and never blocks (a FIFO put in the file's place is opened and
+    refused at once), the opened file must be a regular file and, for a path the walk listed,
+    the very file it listed, and at most ``MAX_FILE_BYTES`` are read, so a file grown past the
+    cap is skipped as the walk would have skipped it."""
     try:
-        data = path.read_bytes()
-        mtime = path.stat().st_mtime_ns
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
+        return None
+    try:
+        opened = os.fstat(fd)
+        listed = path.identity if isinstance(path, ListedPath) else None
+        if not stat.S_ISREG(opened.st_mode) or (
+            listed is not None and listed != (opened.st_dev, opened.st_ino)
+        ):
+            return None
+        data = _read_at_most(fd, MAX_FILE_BYTES + 1)
+        mtime = opened.st_mtime_ns // 1_000_000_000
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
         return None
     try:
         text = data.decode("utf-8")
@@ -166,16 +205,21 @@ def _read(path: Path) -> tuple[str, str, int] | None:
     return text, hashlib.sha256(data).hexdigest(), mtime
 
 
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0 and (chunk := os.read(fd, remaining)):
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
 def changed_on_disk(document: StoredDocument) -> str:
     """Why the file behind an indexed document no longer matches it, as a few words ("changed
     since indexed", "gone"), or "" when it still does. The path resolves against the working
-    directory, as the walk that indexed it did; an unchanged mtime spares reading the file."""
+    directory, as the walk that indexed it did. The content hash decides: the stored mtime has
+    whole seconds only, so an edit within the second it was indexed keeps the same mtime."""
     path = Path(document.path)
-    try:
-        if path.stat().st_mtime_ns == document.mtime:
-            return ""
-    except OSError:
-        return "gone"
     read = _read(path)
     if read is None:
         return "gone"

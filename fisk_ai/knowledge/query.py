@@ -4,11 +4,21 @@ Search takes free text and asks for any of its words: the text is cut on everyth
 a letter or digit, words under two characters are dropped (and reported), each word is quoted so
 no FTS5 operator can hide in it, and at most forty are OR-ed together.
 
-Enumerate has a small closed language: bare words (all must appear somewhere in a document, not
-necessarily in one chunk), ``"quoted phrases"``, a leading ``-`` to exclude, and ``heading:`` or
-``body:`` to look in one part of a chunk. ``OR``, ``AND``, ``NOT`` and ``NEAR`` are refused by
-name, because FTS5 would silently answer a different question, and so is a trailing ``*``,
-because a prefix against a stemmed index can find fewer documents as the prefix grows.
+Enumerate has a small closed language, the Go original's: bare words (all must appear somewhere
+in a document, not necessarily in one chunk), ``"quoted phrases"`` (a doubled quote inside one
+is a literal quote), a leading ``-`` to exclude, and ``heading:`` or ``body:`` to look in one
+part of a chunk. Everything else is refused with a sentence saying what to write instead:
+
+- ``OR``, ``AND``, ``NOT`` and ``NEAR`` in any case, because FTS5 would silently answer a
+  different question (and a lowercase ``or`` would become a word every document has);
+- ``*`` anywhere, because a prefix against a stemmed index can find fewer documents as the
+  prefix grows, and an infix one is read by FTS5 as two terms;
+- a field other than ``heading:`` and ``body:`` (``title:``), or a field with no word;
+- a bare ``-``, a query of exclusions only (there is nothing to exclude from), and an
+  unbalanced quote (where it would close changes the answer).
+
+An unquoted term of one character is not queried and is reported; at most forty terms are
+compiled, and the words after them are reported as not queried.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import enum
 import re
 from dataclasses import dataclass
 
+from fisk_ai.knowledge.chunking import WHITE_SPACE
 from fisk_ai.knowledge.errors import QueryError
 
 __all__ = [
@@ -24,6 +35,7 @@ __all__ = [
     "MIN_TERM_CHARACTERS",
     "WORD",
     "EnumerateQuery",
+    "NotQueried",
     "Scope",
     "SearchQuery",
     "Term",
@@ -35,8 +47,15 @@ MAX_SEARCH_TERMS = 40
 MIN_TERM_CHARACTERS = 2
 # A word as the unicode61 tokenizer cuts one: a run of letters and digits.
 WORD = re.compile(r"[^\W_]+")
-_OPERATORS = frozenset({"OR", "AND", "NOT", "NEAR"})
-_TOKEN = re.compile(r'(-?)((?:heading|body):)?("([^"]*)"?|\S+)')
+# What to write instead of each operator, which is refused in any case: a lowercase "and" means
+# the same to the person who typed it, and would otherwise become a word to match.
+_OPERATORS = {
+    "and": "words side by side must all appear already, so write them side by side: deprecated api",
+    "or": "alternatives are not supported; run one query per term and compare the answers",
+    "not": "write a leading minus to exclude a word: -deprecated",
+    "near": "proximity is not supported; a quoted phrase needs its words adjacent in one "
+    'section: "retention policy"',
+}
 
 
 def _quote(text: str) -> str:
@@ -73,85 +92,180 @@ class Scope(enum.Enum):
     BODY = "body"
 
 
-_SCOPE_COLUMNS = {Scope.ANY: "", Scope.HEADING: "heading_path : ", Scope.BODY: "body : "}
+_SCOPE_COLUMNS = {Scope.ANY: "", Scope.HEADING: "heading_path:", Scope.BODY: "body:"}
+_SCOPE_PREFIXES = {Scope.ANY: "", Scope.HEADING: "heading:", Scope.BODY: "body:"}
+_SCOPES = {"heading": Scope.HEADING, "body": Scope.BODY}
+
+
+class NotQueried(enum.Enum):
+    """Why a term of the query was not asked of the index."""
+
+    TOO_SHORT = "shorter than two characters"
+    OVER_LIMIT = "beyond the 40-term limit"
 
 
 @dataclass(frozen=True)
 class Term:
-    """One term of an enumerate query, as written and as the words FTS5 will be asked for."""
+    """One term of an enumerate query: the text FTS5 is asked for (without its minus or field),
+    whether it was a quoted phrase, excluded, and where it must appear."""
 
-    written: str
-    words: tuple[str, ...]
-    phrase: bool
-    excluded: bool
-    scope: Scope
+    surface: str
+    phrase: bool = False
+    excluded: bool = False
+    scope: Scope = Scope.ANY
 
     @property
-    def queried(self) -> bool:
-        """False when nothing of the term was long enough to ask for."""
-        return bool(self.words)
+    def words(self) -> tuple[str, ...]:
+        """The words of the term as the tokenizer cuts them, for highlighting a match."""
+        return tuple(WORD.findall(self.surface))
 
     def phrase_expression(self) -> str:
-        """The term's words as one quoted FTS5 phrase, in no column."""
-        return _quote(" ".join(self.words))
+        """The term as one quoted FTS5 phrase, in no column."""
+        return _quote(self.surface)
 
     def expression(self) -> str:
-        """The term as one FTS5 expression: its words as a phrase, in its column."""
+        """The term as one FTS5 expression: its phrase, in its column."""
         return _SCOPE_COLUMNS[self.scope] + self.phrase_expression()
+
+    def shown(self) -> str:
+        """The term as the compiled line shows it: ``-heading:"word"``."""
+        minus = "-" if self.excluded else ""
+        return f'{minus}{_SCOPE_PREFIXES[self.scope]}"{self.surface}"'
 
 
 @dataclass(frozen=True)
 class EnumerateQuery:
+    """A compiled enumerate query: the terms asked of the index, in the order written, and the
+    ones that were not, each with why."""
+
     terms: tuple[Term, ...]
+    not_queried: tuple[tuple[str, NotQueried], ...] = ()
 
     @property
     def included(self) -> tuple[Term, ...]:
-        return tuple(term for term in self.terms if term.queried and not term.excluded)
+        return tuple(term for term in self.terms if not term.excluded)
 
     @property
     def excluded(self) -> tuple[Term, ...]:
-        return tuple(term for term in self.terms if term.queried and term.excluded)
+        return tuple(term for term in self.terms if term.excluded)
 
     @property
     def empty(self) -> bool:
-        return not self.included and not self.excluded
+        return not self.terms
 
     def compiled(self) -> str:
-        """What runs, in one line: each term is its own per-document query."""
-        parts = [term.expression() for term in self.included]
-        parts += [f"NOT {term.expression()}" for term in self.excluded]
-        return " AND ".join(parts) + " (each term matched per document)" if parts else ""
+        """What runs, in one line, as the Go original prints it: each term is its own
+        per-document query, the included ones first."""
+        return " AND ".join(term.shown() for term in (*self.included, *self.excluded))
 
 
-def _refuse_operators(query: str) -> None:
-    for word in re.findall(r'"[^"]*"|\S+', query):
-        bare = word.lstrip("-")
-        if bare in _OPERATORS or bare.startswith("NEAR("):
+@dataclass(frozen=True)
+class _Token:
+    text: str
+    quoted: bool
+
+
+def _tokens(query: str) -> list[_Token]:
+    """The query cut at white space outside quotes; a quoted run is one token, in which a
+    doubled quote stands for one quote."""
+    tokens: list[_Token] = []
+    current: list[str] = []
+    quoted = False
+
+    def end_token(*, was_quoted: bool) -> None:
+        text = "".join(current)
+        current.clear()
+        if not was_quoted:
+            text = text.strip(WHITE_SPACE)
+        if text:
+            tokens.append(_Token(text, was_quoted))
+
+    index = 0
+    while index < len(query):
+        character = query[index]
+        if character == '"' and quoted:
+            if query.startswith('""', index):
+                current.append('"')
+                index += 2
+                continue
+            end_token(was_quoted=True)
+            quoted = False
+        elif character == '"':
+            end_token(was_quoted=False)
+            quoted = True
+        elif character in WHITE_SPACE and not quoted:
+            end_token(was_quoted=False)
+        else:
+            current.append(character)
+        index += 1
+    if quoted:
+        raise QueryError(
+            'the query has an unbalanced quote; close the phrase, as in "retention policy"'
+        )
+    end_token(was_quoted=False)
+    return tokens
+
+
+def _refuse_unsupported(text: str) -> None:
+    advice = _OPERATORS.get(text.lower())
+    if advice is not None:
+        raise QueryError(f'"{text}" is not an operator in a knowledge_enumerate query; {advice}')
+    if "*" in text:
+        raise QueryError(
+            f'"{text}" uses *, which a knowledge_enumerate query does not support; write the '
+            "whole word: words are matched by their stem already, so deprecated finds "
+            "deprecate and deprecation"
+        )
+
+
+def _term(token: _Token) -> Term | str:
+    """The term of one token, or the word itself when it is too short to query."""
+    _refuse_unsupported(token.text)
+    if token.quoted:
+        return Term(token.text, phrase=True)
+    rest = token.text
+    excluded = rest.startswith("-")
+    if excluded:
+        rest = rest[1:]
+        if not rest:
             raise QueryError(
-                f"{bare.split('(')[0]} is not supported in a knowledge_enumerate query: every "
-                "bare word must appear in a document already (AND), so drop it; to ask for "
-                "either of two words, run one query per word; to exclude a word, write -word"
+                "a bare - excludes nothing; put it against the word to exclude, as in -deprecated"
             )
-        if not word.startswith('"') and bare.endswith("*"):
+    scope = Scope.ANY
+    field, colon, value = rest.partition(":")
+    if colon:
+        found = _SCOPES.get(field.lower())
+        if found is None:
             raise QueryError(
-                f'"{word}" ends with *, and prefix matching is not supported in a '
-                "knowledge_enumerate query; write the whole word (stemming already matches "
-                "its other forms)"
+                f'"{field}:" is not a field a knowledge_enumerate query knows; heading: and '
+                "body: are the only two"
             )
+        if not value:
+            raise QueryError(f'"{rest}" names a field but no word; write it as {field}:word')
+        scope, rest = found, value
+    _refuse_unsupported(rest)
+    if len(rest) < MIN_TERM_CHARACTERS:
+        return rest
+    return Term(rest, excluded=excluded, scope=scope)
 
 
 def parse_enumerate(query: str) -> EnumerateQuery:
-    """Parse an enumerate query; raise QueryError, in a sentence the model can act on, for an
-    operator or a prefix."""
-    _refuse_operators(query)
+    """Compile an enumerate query; raise QueryError, in a sentence the model can act on, for
+    what the language refuses."""
     terms: list[Term] = []
-    for match in _TOKEN.finditer(query):
-        minus, scope_prefix, token, phrase_text = match.groups()
-        phrase = phrase_text is not None
-        text = phrase_text if phrase else token
-        words = tuple(WORD.findall(text))
-        scope = Scope(scope_prefix.rstrip(":")) if scope_prefix else Scope.ANY
-        if not phrase and len(words) == 1 and len(words[0]) < MIN_TERM_CHARACTERS:
-            words = ()
-        terms.append(Term(match.group(0), words, phrase, bool(minus), scope))
-    return EnumerateQuery(tuple(terms))
+    not_queried: list[tuple[str, NotQueried]] = []
+    for token in _tokens(query):
+        if len(terms) >= MAX_SEARCH_TERMS:
+            not_queried.append((token.text, NotQueried.OVER_LIMIT))
+            continue
+        term = _term(token)
+        if isinstance(term, str):
+            not_queried.append((term, NotQueried.TOO_SHORT))
+        else:
+            terms.append(term)
+    if not any(not term.excluded for term in terms) and terms:
+        raise QueryError(
+            "a query of exclusions only has nothing to exclude from; add a word to match, as "
+            "in api -deprecated"
+        )
+    return EnumerateQuery(tuple(terms), tuple(not_queried))

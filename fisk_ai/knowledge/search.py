@@ -25,6 +25,8 @@ from fisk_ai.knowledge.query import (
 if TYPE_CHECKING:
     import sqlite3
 
+    from fisk_ai.knowledge.embeddings import DegradeReason
+
 __all__ = [
     "LEXICAL_TIER",
     "RRF_K",
@@ -47,6 +49,7 @@ __all__ = [
     "hybrid_tier",
     "matched_spans",
     "parse_citation",
+    "score_text",
     "search",
     "sources",
     "vocabulary",
@@ -65,7 +68,7 @@ def hybrid_tier(model: str, dimension: int) -> str:
     return f"tier: hybrid (FTS5 + vectors, RRF) - model={model} dim={dimension}"
 
 
-def degraded_tier(reason: str) -> str:
+def degraded_tier(reason: DegradeReason) -> str:
     return f"tier: hybrid -> DEGRADED to lexical (embeddings unreachable: {reason})"
 
 
@@ -122,8 +125,10 @@ class SearchAnswer:
     hits: tuple[Hit, ...]
     query: SearchQuery
     tier: str = LEXICAL_TIER
-    # Why the vector tier did not answer, when it was configured and failed ("" otherwise).
-    degraded: str = ""
+    # Why the vector tier did not answer, when it was configured and failed.
+    degraded: DegradeReason | None = None
+    # Whether the hits were fused from both tiers (their scores are then reciprocal-rank sums).
+    fused: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,7 +161,8 @@ def search(
         return SearchAnswer(SearchStatus.INDEX_EMPTY, (), query)
     limit = max(1, min(top_k, TOP_K_CEILING))
     if vector is not None:
-        return SearchAnswer(SearchStatus.OK, _hybrid(connection, query, vector, limit), query)
+        hits = _hybrid(connection, query, vector, limit)
+        return SearchAnswer(SearchStatus.OK, hits, query, fused=True)
     if not query.expression:
         return SearchAnswer(SearchStatus.OK, (), query)
     # Rank inside FTS5 first and join only the top rows: joining every match before the sort
@@ -215,6 +221,15 @@ def _hybrid(
         for chunk_id in chosen
         if (row := found.get(chunk_id)) is not None
     )
+
+
+def score_text(answer: SearchAnswer, hit: Hit) -> str:
+    """A hit's score as every surface prints it, higher always better: the fused
+    reciprocal-rank sum of a hybrid search, or BM25 with its sign turned (FTS5 ranks best as
+    most negative)."""
+    if answer.fused:
+        return f"rrf {hit.score:.4f}"
+    return f"score {-hit.score:.2f}"
 
 
 def chunk_at(connection: sqlite3.Connection, path: str, ordinal: int) -> tuple[Hit, int] | None:
@@ -281,10 +296,18 @@ def sources(connection: sqlite3.Connection) -> list[Source]:
 
 @dataclass(frozen=True)
 class MatchedDocument:
+    """One document of an enumeration: its path, how many of its chunks match in the body and
+    in the heading, and the ordinal of its first matching chunk, which its citation names."""
+
     path: str
     body_matches: int
     heading_matches: int
     total_chunks: int
+    first_match: int = 0
+
+    @property
+    def citation(self) -> str:
+        return citation(self.path, self.first_match)
 
 
 @dataclass(frozen=True)
@@ -314,6 +337,12 @@ _DOCUMENT_SETS = {
     "chunks_fts_exact": "SELECT DISTINCT c.document_id FROM chunks_fts_exact "
     "JOIN chunks c ON c.id = chunks_fts_exact.rowid WHERE chunks_fts_exact MATCH ?",
 }
+# Per document, over the chunks an expression matches: how many, and the first one's ordinal.
+_PER_DOCUMENT = {
+    aggregate: f"SELECT c.document_id, {aggregate} FROM chunks_fts "  # noqa: S608
+    "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? GROUP BY c.document_id"
+    for aggregate in ("count(*)", "min(c.ordinal)")
+}
 
 
 def _document_set(connection: sqlite3.Connection, table: str, expression: str) -> set[int]:
@@ -321,24 +350,29 @@ def _document_set(connection: sqlite3.Connection, table: str, expression: str) -
     return {int(row[0]) for row in rows}
 
 
+def _per_document(
+    connection: sqlite3.Connection, aggregate: str, expression: str
+) -> dict[int, int]:
+    rows = connection.execute(_PER_DOCUMENT[aggregate], (expression,)).fetchall()
+    return {int(document): int(value) for document, value in rows}
+
+
 def _chunk_counts(
     connection: sqlite3.Connection, column: str, terms: Iterable[Term]
 ) -> dict[int, int]:
     """Per document, the chunks whose ``column`` matches any of ``terms``."""
     wanted = Scope.HEADING if column == "heading_path" else Scope.BODY
-    phrases = [
-        f"{column} : {term.phrase_expression()}"
-        for term in terms
-        if term.scope in (Scope.ANY, wanted)
-    ]
+    phrases = [term.phrase_expression() for term in terms if term.scope in (Scope.ANY, wanted)]
     if not phrases:
         return {}
-    rows = connection.execute(
-        "SELECT c.document_id, count(*) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-        "WHERE chunks_fts MATCH ? GROUP BY c.document_id",
-        (" OR ".join(phrases),),
-    ).fetchall()
-    return {int(document): int(count) for document, count in rows}
+    return _per_document(connection, "count(*)", f"{column}:({' OR '.join(phrases)})")
+
+
+def _first_matches(connection: sqlite3.Connection, terms: Sequence[Term]) -> dict[int, int]:
+    """Per document, the ordinal of the first chunk where any of ``terms`` matches, each in its
+    own column."""
+    expression = "(" + " OR ".join(term.expression() for term in terms) + ")"
+    return _per_document(connection, "min(c.ordinal)", expression)
 
 
 def _stems(words: Sequence[str]) -> list[str]:
@@ -379,59 +413,73 @@ def _related_forms(connection: sqlite3.Connection, word: str) -> tuple[str, ...]
 
 
 def _term_report(connection: sqlite3.Connection, term: Term, found: set[int]) -> TermReport:
-    if not term.queried:
-        return TermReport(term.written, 0, 0, not_queried="shorter than two letters or digits")
     exact = _document_set(connection, "chunks_fts_exact", term.expression())
     related = (
         () if term.phrase or len(term.words) != 1 else _related_forms(connection, term.words[0])
     )
-    return TermReport(term.written, len(found), len(exact), related_forms=related)
+    return TermReport(term.surface, len(found), len(exact), related_forms=related)
 
 
-def enumerate_documents(connection: sqlite3.Connection, text: str) -> EnumerateAnswer:
+def _reports(
+    connection: sqlite3.Connection, query: EnumerateQuery, sets: dict[Term, set[int]]
+) -> tuple[TermReport, ...]:
+    """What each term found, as the Go original lists them: the included terms, the excluded
+    ones, then the words not queried."""
+    asked = tuple(
+        _term_report(connection, term, sets.get(term, set()))
+        for term in (*query.included, *query.excluded)
+    )
+    skipped = tuple(
+        TermReport(word, 0, 0, not_queried=why.value) for word, why in query.not_queried
+    )
+    return asked + skipped
+
+
+def enumerate_documents(
+    connection: sqlite3.Connection, text: str, *, min_body_matches: int = 0
+) -> EnumerateAnswer:
     """Every document holding all the query's terms and none of its excluded ones, each term
     matched anywhere in the document; unranked, ordered by how many chunks match (body first,
-    then heading) and then by path."""
+    then heading) and then by path. ``min_body_matches`` keeps the documents with at least that
+    many chunks matching in the body. Raises QueryError for a query the language refuses."""
     query = parse_enumerate(text)
     indexed = int(connection.execute("SELECT count(*) FROM documents").fetchone()[0])
-    if indexed == 0 or not _has_chunks(connection):
+    if indexed == 0:
         return EnumerateAnswer(EnumerateStatus.CORPUS_EMPTY, query, (), (), indexed)
     if query.empty:
-        reports = tuple(_term_report(connection, term, set()) for term in query.terms)
+        reports = _reports(connection, query, {})
         return EnumerateAnswer(EnumerateStatus.QUERY_EMPTY, query, (), reports, indexed)
 
     sets = {
-        term: _document_set(connection, "chunks_fts", term.expression())
-        for term in (*query.included, *query.excluded)
+        term: _document_set(connection, "chunks_fts", term.expression()) for term in query.terms
     }
-    if query.included:
-        matched = set.intersection(*(sets[term] for term in query.included))
-    else:
-        rows = connection.execute("SELECT id FROM documents").fetchall()
-        matched = {int(row[0]) for row in rows}
+    matched = set.intersection(*(sets[term] for term in query.included))
     for term in query.excluded:
         matched -= sets[term]
 
-    body = _chunk_counts(connection, "body", query.included)
-    heading = _chunk_counts(connection, "heading_path", query.included)
     documents: list[MatchedDocument] = []
     if matched:
+        body = _chunk_counts(connection, "body", query.included)
+        heading = _chunk_counts(connection, "heading_path", query.included)
+        first = _first_matches(connection, query.included)
         rows = connection.execute(
             "SELECT d.id, d.path, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) "
             "FROM documents d"
         ).fetchall()
         for document_id, path, total in rows:
-            if int(document_id) in matched:
+            key = int(document_id)
+            if key in matched and body.get(key, 0) >= min_body_matches:
                 documents.append(
                     MatchedDocument(
                         str(path),
-                        body.get(int(document_id), 0),
-                        heading.get(int(document_id), 0),
+                        body.get(key, 0),
+                        heading.get(key, 0),
                         int(total),
+                        first.get(key, 0),
                     )
                 )
     documents.sort(key=lambda d: (-d.body_matches, -d.heading_matches, d.path))
-    reports = tuple(_term_report(connection, term, sets.get(term, set())) for term in query.terms)
+    reports = _reports(connection, query, sets)
     return EnumerateAnswer(EnumerateStatus.OK, query, tuple(documents), reports, indexed)
 
 

@@ -34,7 +34,9 @@ from fisk_ai.knowledge.errors import (
     FormatMismatch,
     KnowledgeError,
     KnowledgeLocked,
+    damaged_index,
 )
+from fisk_ai.util.fsx import make_private_directories
 
 if TYPE_CHECKING:
     import sqlite3
@@ -66,7 +68,6 @@ _SCHEMA = (
     "id INTEGER PRIMARY KEY, "
     "document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE, "
     "heading_path TEXT, ordinal INTEGER, body TEXT NOT NULL)",
-    "CREATE INDEX chunks_document ON chunks(document_id, ordinal)",
     # FTS5 sets the tokenizer per table, so the stemmed and the exact index are two tables over
     # the same rows. Column order matters: bm25 weights are given in it (body 1.0, heading 2.0).
     "CREATE VIRTUAL TABLE chunks_fts USING fts5(body, heading_path, content='chunks', "
@@ -96,13 +97,16 @@ _SCHEMA = (
     "VALUES (new.id, new.body, new.heading_path); END",
 )
 
-# What the gate compares besides the pinned version: every object this version creates, and
-# the columns of the plain tables.
+# A lookup of a document's chunks in order, which format 2 does not have (the Go original never
+# creates it): a writer adds it to any store it opens, and a reader does without it.
+_CHUNKS_BY_DOCUMENT = "CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, ordinal)"
+
+# What the gate requires besides the pinned version: every object format 2 has, and the
+# columns of the plain tables. Other objects are left alone, as the Go original leaves them.
 _OBJECTS = frozenset(
     {
         ("table", "documents"),
         ("table", "chunks"),
-        ("index", "chunks_document"),
         ("table", "chunks_fts"),
         ("table", "chunks_fts_exact"),
         ("table", "chunks_vocab"),
@@ -203,7 +207,7 @@ def _make_directory(directory: Path) -> None:
             "with a real directory (or point harness.knowledge.directory elsewhere)"
         )
     try:
-        directory.mkdir(mode=_DIRECTORY_MODE, parents=True, exist_ok=True)
+        make_private_directories(directory)
     except OSError as exc:
         raise KnowledgeError(
             f"cannot create the knowledge directory {directory}: {exc.strerror or exc}"
@@ -248,8 +252,9 @@ def check_format(connection: sqlite3.Connection, database: Path) -> bool:
     """Whether the database holds a store of this format; False when it holds nothing at all.
 
     Raises FormatMismatch, naming the command that rebuilds it, for another version or a shape
-    this version does not write. The pinned version and the shape are checked separately: a
-    store whose metadata was emptied still has tables to compare.
+    format 2 does not have: a required table, trigger or column missing, a column too many, or
+    half a vector tier. The pinned version and the shape are checked separately: a store whose
+    metadata was emptied (the Go original's reset leaves it so) is read by its shape alone.
     """
     objects = _objects(connection)
     if not objects:
@@ -272,18 +277,16 @@ def check_format(connection: sqlite3.Connection, database: Path) -> bool:
             f"{database} has knowledge format version {version}, older than the version "
             f"{FORMAT_VERSION} this fisk-ai reads; rebuild it with `{REINDEX_COMMAND}`"
         )
-    shape_ok = objects in (set(_OBJECTS), set(_OBJECTS | _VECTOR_OBJECTS)) and all(
-        _columns(connection, table) == columns for table, columns in _COLUMNS.items()
+    vector_objects = objects & _VECTOR_OBJECTS
+    shape_ok = (
+        objects >= _OBJECTS
+        and vector_objects in (frozenset(), _VECTOR_OBJECTS)
+        and all(_columns(connection, table) == columns for table, columns in _COLUMNS.items())
     )
     if not shape_ok:
         raise FormatMismatch(
             f"{database} does not have the tables of knowledge format version {FORMAT_VERSION}; "
             f"rebuild it with `{REINDEX_COMMAND}`"
-        )
-    if version is None:
-        raise FormatMismatch(
-            f"{database} has no knowledge format version recorded; rebuild it with "
-            f"`{REINDEX_COMMAND}`"
         )
     return True
 
@@ -448,27 +451,49 @@ class KnowledgeWriter:
         paths.refuse_symlinks()
         self._take_lock()
         try:
-            _create_database_file(paths.database)
-            paths.refuse_symlinks()
-            connection = connect(str(paths.database))
-            self._connection = connection
-            # auto_vacuum takes effect only before the first table is created.
-            connection.execute("PRAGMA auto_vacuum = FULL")
-            connection.execute("PRAGMA journal_mode = WAL")
-            # In WAL mode NORMAL never corrupts the database; a power loss can cost the last
-            # documents indexed, which the next index pass puts back. FULL would fsync every
-            # document's transaction.
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("PRAGMA busy_timeout = 5000")
-            connection.execute("PRAGMA foreign_keys = ON")
-            if self._rebuild:
-                self.reset()
-            elif not check_format(connection, paths.database):
-                self._create_schema()
+            try:
+                self._open_database()
+            except database_error() as exc:
+                if not self._rebuild:
+                    raise damaged_index(paths.database, str(exc)) from None
+                # --reindex and reset start the store empty whatever it holds, so a database
+                # SQLite cannot read is replaced rather than dropped table by table.
+                self._discard_database()
+                self._open_database()
             paths.assert_modes()
         except BaseException:
             self.close()
             raise
+
+    def _discard_database(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                self._connection.close()
+            self._connection = None
+        for path in (self.paths.database, *self.paths.sidecars):
+            path.unlink(missing_ok=True)
+
+    def _open_database(self) -> None:
+        paths = self.paths
+        _create_database_file(paths.database)
+        paths.refuse_symlinks()
+        connection = connect(str(paths.database))
+        self._connection = connection
+        # auto_vacuum takes effect only before the first table is created.
+        connection.execute("PRAGMA auto_vacuum = FULL")
+        connection.execute("PRAGMA journal_mode = WAL")
+        # In WAL mode NORMAL never corrupts the database; a power loss can cost the last
+        # documents indexed, which the next index pass puts back. FULL would fsync every
+        # document's transaction.
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA busy_timeout = 5000")
+        connection.execute("PRAGMA foreign_keys = ON")
+        if self._rebuild:
+            self.reset()
+        elif not check_format(connection, paths.database):
+            self._create_schema()
+        else:
+            self._complete_schema()
 
     def _take_lock(self) -> None:
         lock = self.paths.lock
@@ -521,10 +546,22 @@ class KnowledgeWriter:
         with self.transaction() as connection:
             for statement in _SCHEMA:
                 connection.execute(statement)
-            connection.execute(
-                "INSERT INTO rag_meta(key, value) VALUES ('format_version', ?)",
-                (str(FORMAT_VERSION),),
-            )
+            self._pin_format(connection)
+
+    def _complete_schema(self) -> None:
+        """Add what this project writes beyond format 2 to a store another writer made (the Go
+        original, or a reset that emptied the metadata): the chunk lookup and the pinned
+        version."""
+        with self.transaction() as connection:
+            self._pin_format(connection)
+
+    @staticmethod
+    def _pin_format(connection: sqlite3.Connection) -> None:
+        connection.execute(_CHUNKS_BY_DOCUMENT)
+        connection.execute(
+            "INSERT OR IGNORE INTO rag_meta(key, value) VALUES ('format_version', ?)",
+            (str(FORMAT_VERSION),),
+        )
 
     def reset(self) -> None:
         """Drop every object and create the schema afresh. Dropping fires no row triggers, so
@@ -698,6 +735,9 @@ class KnowledgeReader:
             if not check_format(connection, paths.database):
                 connection.close()
                 return False
+        except database_error() as exc:
+            connection.close()
+            raise damaged_index(paths.database, str(exc)) from None
         except BaseException:
             connection.close()
             raise
@@ -716,4 +756,7 @@ class KnowledgeReader:
         with self._lock:
             if self._connection is None:
                 raise RuntimeError("the knowledge reader is not open")
-            yield self._connection
+            try:
+                yield self._connection
+            except database_error() as exc:
+                raise damaged_index(self.paths.database, str(exc)) from None

@@ -1,11 +1,12 @@
 """`fisk knowledge watch`: keep the index in line with the files as they change.
 
 The watcher holds the writer lock for as long as it runs. It first brings the index in line
-with a full pass (reconciling deletions when it walks the configured paths), then waits on
-watchfiles: the kernel's change events are gathered until 30 ms pass without a new one (at
-most 300 ms), and each gathered set is applied in one pass. Events arriving during a pass are
-buffered by watchfiles and make exactly one follow-up set, so a burst of saves costs one pass,
-not one per event.
+with a full pass (reconciling deletions when it walks the configured paths; ``--no-initial``
+skips it), then waits on watchfiles: the kernel's change events are gathered until the files
+have been quiet for the debounce (2 s unless ``--debounce`` says otherwise, at least 100 ms, as
+in the Go original), or for ten debounces at most while changes keep coming, and each gathered
+set is applied in one pass. Events arriving during a pass are buffered by watchfiles and make
+exactly one follow-up set, so a burst of saves costs one pass, not one per event.
 
 - A created or edited file is indexed (unchanged content is skipped by its hash).
 - A deleted file, or every document under a deleted directory, is removed, but only when the
@@ -22,6 +23,7 @@ from __future__ import annotations
 import errno
 import threading
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from fisk_ai.knowledge.errors import KnowledgeError
@@ -34,10 +36,13 @@ from fisk_ai.knowledge.indexing import (
 )
 from fisk_ai.knowledge.store import KnowledgeWriter
 
-__all__ = ["DEBOUNCE_MS", "STEP_MS", "Watcher"]
+__all__ = ["DEFAULT_DEBOUNCE", "MIN_DEBOUNCE", "Watcher"]
 
-DEBOUNCE_MS = 300
-STEP_MS = 30
+DEFAULT_DEBOUNCE = timedelta(seconds=2)
+MIN_DEBOUNCE = timedelta(milliseconds=100)
+# A stream of changes that never goes quiet (a log being written) is still applied, every this
+# many debounces.
+_LONGEST_GATHER = 10
 _WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
 
 
@@ -56,8 +61,17 @@ class Watcher:
         *,
         reconcile: bool,
         embed: Embed | None = None,
+        debounce: timedelta = DEFAULT_DEBOUNCE,
+        initial_pass: bool = True,
     ) -> None:
+        if debounce < MIN_DEBOUNCE:
+            raise KnowledgeError(
+                f"the watch debounce must be at least 100ms, not {debounce.total_seconds():g}s; "
+                "raise --debounce"
+            )
         self._writer = writer
+        self._quiet_ms = int(debounce.total_seconds() * 1000)
+        self._initial_pass = initial_pass
         self._roots = [(root, Path(root).absolute()) for root in roots]
         self._reconcile = reconcile
         self._embed = embed
@@ -126,7 +140,7 @@ class Watcher:
         """Watch until ``stop`` is set (or the process is interrupted), calling ``on_pass``
         after the first pass and after every later pass that changed something. The first pass
         goes over every file once the watch is registered, so nothing changed while it was being
-        set up is missed; then ``watching`` is set."""
+        set up is missed (unless the watcher was made without it); then ``watching`` is set."""
         import watchfiles
 
         paths = [top for _, top in self._roots]
@@ -140,19 +154,20 @@ class Watcher:
             for changes in watchfiles.watch(
                 *paths,
                 watch_filter=wanted,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
+                debounce=self._quiet_ms * _LONGEST_GATHER,
+                step=self._quiet_ms,
                 stop_event=stop,
                 raise_interrupt=False,
                 rust_timeout=200,
                 # The first (empty) yield says the watch is registered.
                 yield_on_timeout=True,
             ):
-                if not self.watching.is_set():
+                if not self.watching.is_set() and self._initial_pass:
                     report = self.full_pass()
                     self.watching.set()
                     on_pass(report)
                     continue
+                self.watching.set()
                 if changes:
                     report = self.apply([Path(path) for _, path in changes])
                 else:

@@ -15,12 +15,20 @@ from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.knowledge.doctor import Check
-    from fisk_ai.knowledge.search import Hit, MatchedDocument, SearchAnswer, Source, Word
+    from fisk_ai.knowledge.search import (
+        EnumerateAnswer,
+        Hit,
+        MatchedDocument,
+        SearchAnswer,
+        Source,
+        Word,
+    )
 
 __all__ = [
     "ProgressLine",
     "chunk_text",
     "doctor_lines",
+    "explain_lines",
     "match_lines",
     "search_lines",
     "source_lines",
@@ -43,10 +51,13 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def search_lines(answer: SearchAnswer, *, full: bool) -> str:
+    from fisk_ai.knowledge.search import score_text
+
     lines: list[str] = []
     for number, hit in enumerate(answer.hits, 1):
         section = f"  [{single_line(hit.heading_path)}]" if hit.heading_path else ""
-        lines.append(f"{number}. {single_line(hit.citation)}  score {-hit.score:.2f}{section}")
+        score = score_text(answer, hit)
+        lines.append(f"{number}. {single_line(hit.citation)}  {score}{section}")
         body = strip_control(hit.body).splitlines()
         if not full and len(body) > _PREVIEW_LINES:
             body = [*body[:_PREVIEW_LINES], "..."]
@@ -63,10 +74,18 @@ def chunk_text(hit: Hit, total: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+# An mtime past this is nanoseconds, as this project stored it before it stored Go's seconds;
+# as seconds it would be a date after the year 5000.
+_NANOSECOND_MTIMES = 10**11
+
+
 def source_lines(found: Sequence[Source]) -> str:
     rows = [("PATH", "CHUNKS", "MODIFIED", "TITLE")]
     for source in found:
-        modified = datetime.fromtimestamp(source.mtime / 1e9, tz=UTC).astimezone()
+        seconds = source.mtime
+        if seconds > _NANOSECOND_MTIMES:
+            seconds //= 1_000_000_000
+        modified = datetime.fromtimestamp(seconds, tz=UTC).astimezone()
         rows.append(
             (
                 single_line(source.path),
@@ -92,10 +111,10 @@ def word_lines(words: Sequence[Word], *, words_only: bool) -> str:
 def match_lines(documents: Sequence[MatchedDocument], *, paths_only: bool) -> str:
     if paths_only:
         return "".join(f"{single_line(document.path)}\n" for document in documents)
-    rows = [("PATH", "BODY", "HEADING", "CHUNKS")]
+    rows = [("CITATION", "BODY", "HEADING", "CHUNKS")]
     rows += [
         (
-            single_line(document.path),
+            single_line(document.citation),
             str(document.body_matches),
             str(document.heading_matches),
             str(document.total_chunks),
@@ -103,6 +122,26 @@ def match_lines(documents: Sequence[MatchedDocument], *, paths_only: bool) -> st
         for document in documents
     ]
     return table(rows)
+
+
+def explain_lines(answer: EnumerateAnswer) -> str:
+    """What `match --explain` adds: the expression that ran and, for each term, how many
+    documents hold it as written and in any form."""
+    rows = [("WORD", "AS WRITTEN", "ANY FORM", "ALSO MATCHES")]
+    for report in answer.terms:
+        if report.not_queried:
+            rows.append((single_line(report.term), "-", "-", f"not queried: {report.not_queried}"))
+            continue
+        rows.append(
+            (
+                single_line(report.term),
+                str(report.as_written),
+                str(report.documents),
+                ", ".join(report.related_forms),
+            )
+        )
+    compiled = answer.query.compiled() or "(nothing was queried)"
+    return f"\ncompiled: {single_line(compiled)}\n" + table(rows)
 
 
 def doctor_lines(checks: Sequence[Check]) -> str:

@@ -43,7 +43,7 @@ from fisk_ai.llm.types import (
     ToolUseBlock,
     Usage,
 )
-from fisk_ai.util import jsonx
+from fisk_ai.util import bounded, jsonx
 from fisk_ai.util.fsx import create_private_file
 from fisk_ai.util.sanitize import single_line
 
@@ -212,7 +212,8 @@ def _load(path: Path) -> tuple[_Exchange, ...]:
         if not line.strip():
             continue
         try:
-            exchanges.append(_Exchange(jsonx.parse(line, surrogates=jsonx.Surrogates.KEEP)))
+            recorded = bounded.loads_json(line, what="the line", surrogates=jsonx.Surrogates.KEEP)
+            exchanges.append(_Exchange(recorded))
         except (ValueError, KeyError, TypeError, AttributeError, CodecError) as failure:
             if number == len(lines):
                 # The last line lacks its newline: a recording cut off mid-write. What came

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from fisk_ai.memory.store import (
+    MAX_ENTRY_BYTES,
     Item,
     Memory,
     MemoryExists,
@@ -38,6 +39,7 @@ from fisk_ai.memory.store import (
     validate_key,
     validate_write,
 )
+from fisk_ai.util.fsx import make_private_directories
 
 __all__ = ["FileMemoryStore", "file"]
 
@@ -45,7 +47,6 @@ SUFFIX = ".md"
 TEMP_PREFIX = ".memtmp-"
 _DIRECTORY_MODE = 0o700
 _FILE_MODE = 0o600
-_READ_LIMIT = 1 << 20
 
 _Result = TypeVar("_Result")
 
@@ -204,7 +205,7 @@ class FileMemoryStore:
     def _prepare_directory(self) -> None:
         """Make the directory if needed, and hold it to 0700 and to being a real directory."""
         try:
-            self._directory.mkdir(mode=_DIRECTORY_MODE, parents=True, exist_ok=True)
+            make_private_directories(self._directory)
         except FileExistsError:
             pass  # something that is not a directory; the check below names it
         except OSError as failure:
@@ -250,7 +251,9 @@ class FileMemoryStore:
 def _open_private(path: Path, flags: int) -> int:
     """Open without following a symlink, and hold the file to 0600 and to being a regular file."""
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # Non-blocking, so a FIFO planted at the path is refused below instead of waiting for a
+        # writer that never comes; a regular file ignores the flag.
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as failure:
         if failure.errno == errno.ELOOP:
             raise _symlink(path) from None
@@ -273,10 +276,14 @@ def _open_private(path: Path, flags: int) -> int:
 
 
 def _read_all(fd: int, path: Path) -> bytes:
+    """At most ``MAX_ENTRY_BYTES``, the largest value a write makes: a file grown past it by
+    hand is read only that far, so its body is cut there."""
     chunks: builtins.list[bytes] = []
+    remaining = MAX_ENTRY_BYTES
     try:
-        while chunk := os.read(fd, _READ_LIMIT):
+        while remaining > 0 and (chunk := os.read(fd, remaining)):
             chunks.append(chunk)
+            remaining -= len(chunk)
     except OSError as failure:
         raise MemoryStoreError(f"cannot read {path}: {failure.strerror}") from None
     return b"".join(chunks)

@@ -16,12 +16,12 @@ import builtins
 import contextlib
 import contextvars
 import re
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from fisk_ai.errors import FiskError
+from fisk_ai.errors import BoundedInputError, FiskError
+from fisk_ai.util import bounded
 
 __all__ = [
     "MAX_CONTENT_BYTES",
@@ -216,12 +216,12 @@ def validate_key(key: str) -> str:
 
 
 def normalize_description(description: str) -> str:
-    """One line: control characters become spaces and runs of whitespace collapse."""
-    spaced = "".join(
-        " " if unicodedata.category(char) in {"Cc", "Cf", "Zl", "Zp"} else char
-        for char in description
-    )
-    return " ".join(spaced.split())
+    """One line of at most 500 characters, as Go's store makes it: an ASCII control character
+    (a newline or tab included) becomes a space, runs of whitespace collapse, and a longer
+    description is cut at 500 characters. Every other character is kept (a soft hyphen, a
+    zero-width space); a terminal shows the description only after it is sanitized."""
+    spaced = "".join(" " if char < " " or char == "\x7f" else char for char in description)
+    return " ".join(spaced.split())[:MAX_DESCRIPTION_RUNES]
 
 
 def validate_write(key: str, description: str, content: str) -> str:
@@ -230,11 +230,6 @@ def validate_write(key: str, description: str, content: str) -> str:
     normalized = normalize_description(description)
     if not normalized:
         raise InvalidMemory("a memory needs a one-line description that is not empty")
-    if len(normalized) > MAX_DESCRIPTION_RUNES:
-        raise InvalidMemory(
-            f"a memory description is at most {MAX_DESCRIPTION_RUNES} characters, not "
-            f"{len(normalized)}; shorten it and keep the detail in the content"
-        )
     size = len(content.encode())
     if size > MAX_CONTENT_BYTES:
         raise InvalidMemory(
@@ -269,26 +264,42 @@ def serialize(description: str, content: str) -> bytes:
 
 
 def parse(data: bytes) -> tuple[str, str]:
-    """The description and body of a stored value. A value without a readable header is all
-    body, so a file somebody wrote by hand still reads."""
-    text = data.decode(errors="replace")
+    """The description and body of a stored value, as Go's store reads it. A value without a
+    readable header is all body, so a file somebody wrote by hand still reads. The header is
+    closed by the first ``---`` line after it, or by a ``---`` that ends the value (a header with
+    no body); a header that is not YAML, or whose description is not text, leaves the whole
+    value as body. The description is normalized as a write normalizes it, so a header written
+    by hand cannot put a second line into the memory index; a value longer than any write makes
+    (a file grown by hand, a bucket with no value limit) is read only to ``MAX_ENTRY_BYTES``."""
+    text = data[:MAX_ENTRY_BYTES].decode(errors="replace")
     if not text.startswith(_FENCE):
         return "", text
-    end = text.find("\n" + _FENCE, len(_FENCE) - 1)
-    if end < 0:
+    rest = text[len(_FENCE) :]
+    end = rest.find("\n" + _FENCE)
+    if end >= 0:
+        header, body = rest[: end + 1], rest[end + 1 + len(_FENCE) :]
+    elif rest.endswith("\n" + _FENCE.rstrip("\n")):
+        header, body = rest[: -len(_FENCE.rstrip("\n"))], ""
+    else:
         return "", text
-    header = text[len(_FENCE) : end + 1]
-    body = text[end + 1 + len(_FENCE) :]
-    import yaml
-
     try:
-        decoded = yaml.safe_load(header)
-    except yaml.YAMLError:
+        # Bounded: a planted header of a few hundred bytes of nested aliases must not expand.
+        decoded = bounded.load_yaml(header, what="the memory header", max_bytes=MAX_ENTRY_BYTES)
+    except BoundedInputError:
         return "", text
     description = decoded.get("description") if isinstance(decoded, dict) else None
-    if not isinstance(description, str):
-        description = "" if description is None else str(description)
-    return normalize_description(description), body.removeprefix("\n")
+    if isinstance(description, dict | list):
+        return "", text
+    return normalize_description(_as_text(description)), body.removeprefix("\n")
+
+
+def _as_text(value: object) -> str:
+    """A scalar as Go's YAML reader puts it into a text field."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 class UnopenedStore:

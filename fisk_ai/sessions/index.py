@@ -20,13 +20,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from fisk_ai.errors import BoundedInputError
 from fisk_ai.sessions.fold import SessionStatus
 from fisk_ai.sessions.store import SessionSummary
+from fisk_ai.util import bounded
 
 __all__ = ["INDEX_NAME", "JournalStat", "SessionIndex"]
 
@@ -35,6 +38,8 @@ INDEX_NAME = ".index.json"
 INDEX_VERSION = 2
 """Raised whenever a row's meaning changes, so an index of another build is rebuilt."""
 _FILE_MODE = 0o600
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+"""Rows are a few hundred bytes each: this is room for about 100,000 sessions."""
 _ROW_FIELDS = 8
 _STATUS_OF_VALUE = {status.value: status for status in SessionStatus}
 """A dict look-up costs a fraction of calling the enum, once per row of thousands."""
@@ -93,14 +98,22 @@ class SessionIndex:
 
     def _load(self) -> dict[str, _Row]:
         try:
-            # Like the journals, a symlink in the index's place is not followed.
-            fd = os.open(self._path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # Like the journals, a symlink in the index's place is not followed, and anything
+            # but a regular file (a FIFO would block the open and the read) is not read.
+            fd = os.open(self._path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return {}
                 with os.fdopen(fd, "rb", closefd=False) as index_file:
-                    document = json.loads(index_file.read())
+                    data = index_file.read(MAX_INDEX_BYTES + 1)
             finally:
                 os.close(fd)
-        except (OSError, ValueError):
+            # A hostile or damaged index (deep, huge, out-of-range numbers) is rebuilt like any
+            # other unreadable one.
+            document = bounded.loads_json(
+                data, what=f"the session index {self._path}", max_bytes=MAX_INDEX_BYTES
+            )
+        except (OSError, BoundedInputError):
             return {}
         if not isinstance(document, dict) or document.get("version") != INDEX_VERSION:
             return {}

@@ -26,11 +26,12 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from fisk_ai.errors import BoundedInputError
 from fisk_ai.llm.codec import CodecError, message_from_json, message_to_json
 from fisk_ai.llm.types import Message, Role, ToolResultBlock
 from fisk_ai.sessions.errors import JournalError
 from fisk_ai.sessions.fingerprint import Fingerprint, fingerprint_from_json, fingerprint_to_json
-from fisk_ai.util import jsonx
+from fisk_ai.util import bounded, jsonx
 
 __all__ = [
     "JOURNAL_VERSION",
@@ -258,12 +259,24 @@ RECORD_MAX_DEPTH = 2 * jsonx.MAX_DEPTH
 any document; twice the usual bound leaves room for both and still keeps every reader safe."""
 
 
+RECORD_MAX_BYTES = 64 * 1024 * 1024
+"""Far past any record a run writes (a tool's output is capped well below a megabyte)."""
+
+
 def read_record_json(data: bytes) -> object:
-    """One record line as JSON, or ``JsonError``. A lone surrogate is kept: the writer escapes
-    one in model text, and the display strips it."""
-    return jsonx.parse(
-        data, max_depth=RECORD_MAX_DEPTH, surrogates=jsonx.Surrogates.KEEP, refuse_constants=False
-    )
+    """One record line as JSON, or ``JsonError`` completing "the record ...". A lone surrogate
+    is kept: the writer escapes one in model text, and the display strips it."""
+    try:
+        return bounded.loads_json(
+            data,
+            what="the record",
+            max_bytes=RECORD_MAX_BYTES,
+            max_depth=RECORD_MAX_DEPTH,
+            surrogates=jsonx.Surrogates.KEEP,
+            allow_constants=True,
+        )
+    except BoundedInputError as bad:
+        raise jsonx.JsonError(bad.problem) from None
 
 
 def record_to_json(record: Record) -> dict[str, Any]:

@@ -6,10 +6,13 @@ could not run. Every message here is read by the model, which is expected to cor
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fisk_ai.util import jsonx
+from fisk_ai.errors import BoundedInputError
+from fisk_ai.llm.types import ContentBlock, Message, ToolUseBlock
+from fisk_ai.util import bounded, jsonx
 
 _VALIDATOR_CACHE_LIMIT = 256
 # Keyed by id(schema); the schema is kept beside its validator so the id cannot be reused.
@@ -35,11 +38,17 @@ class JsonFloat(float):
         return number
 
 
+UNREADABLE_INPUT_KEY = "fisk_unreadable_input"
+"""The one key of the stand-in input ``holdable_message`` gives a call whose input cannot be
+read; its value is the sentence the model reads as the call's error result."""
+
+
 def parse_arguments(tool_name: str, text: str) -> dict[str, Any]:
     """Decode a tool call's raw JSON arguments into an object.
 
     Empty text and ``null`` mean no arguments. Numbers with a fraction or exponent decode to
-    ``JsonFloat``; integers stay ``int``.
+    ``JsonFloat``; integers stay ``int``. The stand-in input of an unreadable call is refused
+    with the sentence it carries.
     """
     stripped = text.strip()
     if stripped in ("", "null"):
@@ -47,11 +56,14 @@ def parse_arguments(tool_name: str, text: str) -> dict[str, Any]:
     try:
         # A lone surrogate can become neither an argument vector nor a file: refused here, the
         # model reads why and corrects the call.
-        decoded = jsonx.parse(stripped, parse_float=JsonFloat, surrogates=jsonx.Surrogates.REFUSE)
-    except jsonx.JsonError as exc:
-        raise ArgumentsError(
-            f'tool "{tool_name}" was called with arguments that cannot be read: the text {exc}'
-        ) from None
+        decoded = bounded.loads_json(
+            stripped,
+            what="the text",
+            parse_float=JsonFloat,
+            surrogates=jsonx.Surrogates.REFUSE,
+        )
+    except BoundedInputError as exc:
+        raise ArgumentsError(_unreadable(tool_name, exc.problem)) from None
     if decoded is None:
         return {}
     if not isinstance(decoded, dict):
@@ -59,7 +71,49 @@ def parse_arguments(tool_name: str, text: str) -> dict[str, Any]:
             f'tool "{tool_name}" was called with arguments that are not a JSON object '
             f"(got {json_kind(decoded)})"
         )
+    reason = decoded.get(UNREADABLE_INPUT_KEY)
+    if len(decoded) == 1 and isinstance(reason, str):
+        raise ArgumentsError(reason)
     return decoded
+
+
+def holdable_message(message: Message) -> Message:
+    """``message`` with every tool call whose input no reader could take (nested past the
+    bound, not JSON, a number out of range) given a stand-in input instead: an object holding
+    why, which ``parse_arguments`` refuses with that sentence.
+
+    The loop applies it to a reply before journaling it, so the journal and every later request
+    hold a readable input, and the call becomes an error result the model reads, not an abort.
+    A lone surrogate is left as it is: the journal keeps it and validation refuses it.
+    """
+    replaced = False
+    blocks: list[ContentBlock] = []
+    for block in message.content:
+        reason = _unholdable_reason(block) if isinstance(block, ToolUseBlock) else None
+        if isinstance(block, ToolUseBlock) and reason is not None:
+            stand_in = json.dumps({UNREADABLE_INPUT_KEY: reason}, ensure_ascii=False)
+            blocks.append(ToolUseBlock(block.id, block.name, stand_in))
+            replaced = True
+        else:
+            blocks.append(block)
+    return Message(message.role, tuple(blocks)) if replaced else message
+
+
+def _unholdable_reason(call: ToolUseBlock) -> str | None:
+    stripped = call.input.strip()
+    if stripped in ("", "null"):
+        return None
+    try:
+        bounded.loads_json(
+            stripped, what="the text", surrogates=jsonx.Surrogates.KEEP, allow_constants=True
+        )
+    except BoundedInputError as exc:
+        return _unreadable(call.name, exc.problem)
+    return None
+
+
+def _unreadable(tool_name: str, problem: str) -> str:
+    return f'tool "{tool_name}" was called with arguments that cannot be read: the text {problem}'
 
 
 def validate_arguments(

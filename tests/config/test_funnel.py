@@ -184,12 +184,11 @@ def test_a_bad_regex_names_its_index_and_line() -> None:
 
 def test_a_missing_required_key_is_named() -> None:
     error = refusal("""\
-        harness:
-          knowledge:
-            embeddings:
-              base_url: http://127.0.0.1:8080/v1
+        identity: t
+        mcp_clients:
+          - command: server
     """)
-    assert str(error) == 'agent.yaml line 3: "harness.knowledge.embeddings.model" is required'
+    assert str(error) == 'agent.yaml line 3: "mcp_clients[0].name" is required'
 
 
 def test_invalid_yaml_names_the_line() -> None:

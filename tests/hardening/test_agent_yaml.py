@@ -44,3 +44,42 @@ def test_a_document_of_chained_merges_is_refused_within_a_budget(tmp_path: Path)
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ConfigError, match="expands to too many values"):
         load(path, Mode.LENIENT)
+
+
+BASE = "llm:\n  model: claude\nsystem_prompt: hi\n"
+
+
+def _config_refusal(text: str, tmp_path: Path) -> str:
+    path = tmp_path / "agent.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load(path, Mode.LENIENT)
+    message = str(raised.value)
+    assert "\n" not in message
+    return message
+
+
+def test_an_integer_of_5000_digits_is_one_sentence_naming_the_key(tmp_path: Path) -> None:
+    text = BASE + "expose:\n  agent:\n    mcp:\n      max_concurrent_tools: " + "1" * 5000 + "\n"
+    message = _config_refusal(text, tmp_path)
+    assert "expose.agent.mcp.max_concurrent_tools" in message
+    assert "line 7" in message
+
+
+def test_an_integer_of_5000_digits_where_text_belongs_reads_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_text("llm:\n  model: " + "1" * 5000 + "\nsystem_prompt: hi\n")
+    assert load(path, Mode.LENIENT).llm.model == "1" * 5000
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(" * 5000 + ")" * 5000, "a{4294967296}"], ids=["nested", "repeated"]
+)
+def test_an_extreme_regular_expression_is_one_sentence(pattern: str, tmp_path: Path) -> None:
+    text = BASE + f"include:\n  tools:\n    - '{pattern}'\n"
+    assert "regular expression" in _config_refusal(text, tmp_path)
+
+
+def test_an_agent_yaml_past_the_size_cap_is_refused(tmp_path: Path) -> None:
+    text = BASE + "include:\n  tools:\n    - '" + "a" * 2_000_000 + "'\n"
+    assert "past the cap of 1,048,576 bytes" in _config_refusal(text, tmp_path)

@@ -17,6 +17,7 @@ from fisk_ai.tools.fiskapp.introspect import IntrospectionError, parse_applicati
 from tests.fakes.fiskapp import sample_model
 
 DEEP = 100_000
+COWSAY = Path(__file__).parents[2] / "examples" / "cowsay"
 
 
 def test_nested_introspection_output_is_an_introspection_error() -> None:
@@ -69,3 +70,15 @@ def test_a_lone_surrogate_travels_as_a_replacement_character() -> None:
     received = decode(data, direction=Direction.TO_AGENT)
     assert isinstance(received, RequestPrompt)
     assert received.prompt == "bad \ufffd text"
+
+
+@pytest.mark.parametrize("count", ["1e999", "9" * 5000], ids=["past-a-float", "5000-digits"])
+def test_an_out_of_range_usage_count_is_a_cassette_error(count: str, tmp_path: Path) -> None:
+    recorded = (COWSAY / "joke.cassette").read_text().splitlines()
+    first = json.loads(recorded[0])
+    first["response"]["usage"]["input_tokens"] = "COUNT"
+    lines = [json.dumps(first).replace('"COUNT"', count), *recorded[1:]]
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CassetteError, match=r"line 1 .*(out of range|digits)"):
+        ReplayProvider(cassette)

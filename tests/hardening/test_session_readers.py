@@ -87,3 +87,30 @@ def test_session_show_strips_control_from_grants_and_tokens(
     assert "\x1b" not in out
     assert "\u202e" not in out
     assert "token" in out
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        b'{"version": 2, "sessions": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"version": 2, "sessions": {"good": [' + b"9" * 5000 + b"]}}",
+        b'{"version": 2e999, "sessions": {}}',
+    ],
+    ids=["deep", "long-integer", "out-of-range"],
+)
+def test_session_ls_lists_past_a_hostile_index(
+    index: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_journal(tmp_path, "good", *good_lines("good"))
+    (tmp_path / ".index.json").write_bytes(index)
+    assert main(["session", "--state-dir", str(tmp_path), "ls"]) == 0
+    assert "good" in capsys.readouterr().out
+
+
+def test_session_ls_does_not_wait_on_a_fifo_in_the_index_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_journal(tmp_path, "good", *good_lines("good"))
+    os.mkfifo(tmp_path / ".index.json")
+    assert main(["session", "--state-dir", str(tmp_path), "ls"]) == 0
+    assert "good" in capsys.readouterr().out

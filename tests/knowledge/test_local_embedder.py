@@ -250,7 +250,6 @@ def test_numpy_is_loaded_only_when_the_local_embedder_embeds(tmp_path: Path) -> 
             "provider: local runs only all-MiniLM-L6-v2",
         ),
         ("{provider: onnx}", 'is "onnx", which is not one of openai, local'),
-        ("{base_url: 'http://127.0.0.1:1/v1'}", '"harness.knowledge.embeddings.model" is required'),
     ],
 )
 def test_the_embeddings_block_is_checked_for_its_provider(block: str, message: str) -> None:

@@ -97,14 +97,14 @@ def test_stemming_is_reported_as_related_forms(corpus_reader: KnowledgeReader) -
     assert report.related_forms == ("reviewed",)
 
 
-@pytest.mark.parametrize("query", ["retention OR policy", "a AND b", "NOT x", "NEAR(a b)"])
+@pytest.mark.parametrize("query", ["retention OR policy", "a AND b", "NOT x", "a NEAR b"])
 def test_boolean_operators_are_refused_by_name(query: str) -> None:
-    with pytest.raises(QueryError, match="not supported"):
+    with pytest.raises(QueryError, match="is not an operator"):
         parse_enumerate(query)
 
 
 def test_a_trailing_star_is_refused() -> None:
-    with pytest.raises(QueryError, match="prefix"):
+    with pytest.raises(QueryError, match="does not support"):
         parse_enumerate("reten*")
 
 

@@ -109,7 +109,7 @@ async def test_enumerate_answers_with_the_digest_shape(store: Path, tmp_path: Pa
     assert result["note"]
     assert result["documents"] == [
         {
-            "citation": f"{(tmp_path / 'docs').as_posix()}/a.md",
+            "citation": f"{(tmp_path / 'docs').as_posix()}/a.md#0",
             "body_matches": 1,
             "heading_matches": 1,
             "total_chunks": 1,
@@ -140,12 +140,15 @@ async def test_enumerate_gets_a_quarter_of_the_budget_and_at_least_one(
     assert "200" not in tiny["note"] and "more documents matched" in tiny["note"]
 
 
-async def test_a_rejected_operator_is_an_error_result_naming_it(store: Path) -> None:
+async def test_a_rejected_operator_is_an_error_result_naming_it(
+    store: Path, tmp_path: Path
+) -> None:
+    index(store, write_corpus(tmp_path / "docs", {"a.md": "# A\n\nalpha\n"}))
     tool = KnowledgeEnumerate(KnowledgeIndex(store), top_k=5, max_injected_tokens=6000)
 
     outcome = await tool.execute('{"query": "a OR b"}', DEPS)
 
-    assert outcome.is_error and "OR is not supported" in outcome.output
+    assert outcome.is_error and '"OR" is not an operator' in outcome.output
 
 
 @pytest.mark.parametrize("tool_class", [KnowledgeSearch, KnowledgeEnumerate])

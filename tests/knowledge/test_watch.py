@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fisk_ai.knowledge.store import KnowledgeReader, KnowledgeWriter, stored_documents
-from fisk_ai.knowledge.watch import Watcher
+from fisk_ai.knowledge.watch import MIN_DEBOUNCE, Watcher
 
 
 def wait_for(check: Callable[[], bool], seconds: float = 30.0) -> None:
@@ -27,7 +27,7 @@ def test_watch_follows_a_create_an_edit_and_a_delete(tmp_path: Path) -> None:
     store = tmp_path / "store"
     stop = threading.Event()
     with KnowledgeWriter(store) as writer:
-        watcher = Watcher(writer, [str(docs)], reconcile=True)
+        watcher = Watcher(writer, [str(docs)], reconcile=True, debounce=MIN_DEBOUNCE)
         assert watcher.full_pass().added == 1
         thread = threading.Thread(target=watcher.run, args=(lambda _report: None, stop))
         thread.start()
@@ -65,7 +65,7 @@ def test_a_file_written_before_the_watch_starts_is_indexed_by_its_first_pass(
     stop = threading.Event()
     passes: list[int] = []
     with KnowledgeWriter(store) as writer:
-        watcher = Watcher(writer, [str(docs)], reconcile=True)
+        watcher = Watcher(writer, [str(docs)], reconcile=True, debounce=MIN_DEBOUNCE)
         watcher.full_pass()
         # Written after the first pass and before anything watches: nothing reports it but the
         # pass the watch makes once it is registered.

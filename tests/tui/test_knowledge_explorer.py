@@ -228,7 +228,7 @@ async def test_an_operator_in_the_match_view_is_refused_in_a_sentence(project: P
     async with exploring(KnowledgeIndex(STORE)) as (app, pilot):
         await pilot.press("ctrl+t")
         await ask(pilot, "logs OR disk")
-        assert shown(app, "#kx-status").startswith("OR is not supported")
+        assert shown(app, "#kx-status").startswith('"OR" is not an operator')
         assert options(app, "#kx-results") == []
 
 

@@ -9,6 +9,10 @@ search after it), and the first hit is always kept. Retrieved text is data: the 
 
 The tools run in the process; neither is served over a2a. MCP exposure is decided by the
 operator's allowlist (``expose.agent.mcp.builtins``), which is why ``mcp_exposable`` is true.
+
+Corpus text (passages, headings, paths) is stripped of terminal control sequences and control
+characters before it goes into a result: the model's transcript is shown on terminals, and a
+document is untrusted text.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from fisk_ai.knowledge.errors import KnowledgeError
 from fisk_ai.tools.base import ExecDeps, Outcome
 from fisk_ai.tools.builtin.base import TracedBuiltin
 from fisk_ai.tools.toolset import ToolSource
+from fisk_ai.util.sanitize import single_line, strip_control
 
 if TYPE_CHECKING:
     from fisk_ai.knowledge.access import KnowledgeIndex
@@ -48,6 +53,11 @@ _NOT_BUILT_NOTE = (
 )
 _EMPTY_NOTE = (
     "the knowledge index holds no documents; the operator adds them with fisk knowledge index"
+)
+# A document whose only line is a heading has no passage, so "no documents" would be untrue.
+_NO_PASSAGES_NOTE = (
+    "the knowledge index holds no passages to search; the operator adds documents with text "
+    "with fisk knowledge index"
 )
 
 
@@ -147,7 +157,7 @@ def search_result(answer: SearchAnswer, budget_characters: int) -> dict[str, Any
     if answer.status is SearchStatus.INDEX_NOT_BUILT:
         result["note"] = _NOT_BUILT_NOTE
     elif answer.status is SearchStatus.INDEX_EMPTY:
-        result["note"] = _EMPTY_NOTE
+        result["note"] = _NO_PASSAGES_NOTE
     elif answer.degraded:
         result["note"] = (
             "the embeddings endpoint did not answer, so these passages are ranked by words "
@@ -160,11 +170,13 @@ def search_result(answer: SearchAnswer, budget_characters: int) -> dict[str, Any
     hits: list[dict[str, Any]] = []
     spent = 0
     for hit in answer.hits:
-        entry: dict[str, Any] = {"citation": hit.citation}
-        if hit.heading_path:
-            entry["section"] = hit.heading_path
-        entry["content"] = hit.body
-        size = len(hit.body) + len(hit.heading_path)
+        entry: dict[str, Any] = {"citation": strip_control(hit.citation)}
+        section = single_line(hit.heading_path)
+        if section:
+            entry["section"] = section
+        content = strip_control(hit.body)
+        entry["content"] = content
+        size = len(content) + len(section)
         if hits and spent + size > budget_characters:
             result["note"] = (
                 f"{len(answer.hits) - len(hits)} more passages matched but did not fit the "
@@ -213,7 +225,7 @@ def enumerate_result(answer: EnumerateAnswer, budget_characters: int) -> dict[st
     spent = 0
     for document in answer.documents:
         entry = {
-            "citation": document.path,
+            "citation": strip_control(document.citation),
             "body_matches": document.body_matches,
             "heading_matches": document.heading_matches,
             "total_chunks": document.total_chunks,
@@ -241,6 +253,11 @@ def enumerate_result(answer: EnumerateAnswer, budget_characters: int) -> dict[st
             else ""
         )
     )
+    skipped = [report for report in answer.terms if report.not_queried]
+    if skipped:
+        note += "; not queried: " + ", ".join(
+            f"{report.term} ({report.not_queried})" for report in skipped
+        )
     terms: list[dict[str, Any]] = []
     for report in answer.terms:
         term: dict[str, Any] = {
@@ -251,7 +268,8 @@ def enumerate_result(answer: EnumerateAnswer, budget_characters: int) -> dict[st
         if report.related_forms:
             term["related_forms"] = list(report.related_forms)
         if report.not_queried:
-            term["not_queried"] = report.not_queried
+            # A flag, as the Go original sends it; the note says why.
+            term["not_queried"] = True
         terms.append(term)
     return {
         "tier": ENUMERATE_TIER,
