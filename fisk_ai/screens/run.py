@@ -535,20 +535,19 @@ class RunScreen(Screen[None]):
             self._hide_startup()
         if event.key != "ctrl+c":
             self.leave_armed = False
-        if self._types_into_chat(event):
-            event.stop()
-            event.prevent_default()
-            self.chat.focus()
-            self.chat.insert(event.character or "")
 
     def on_text_area_changed(self) -> None:
         self.leave_armed = False
 
-    def _types_into_chat(self, event: events.Key) -> bool:
-        """Whether a printable key pressed outside the chat bar belongs in it. The transcript's
-        and the panel's one-letter keys act only while the bar is empty: once the operator is
-        writing, every letter is part of what they write."""
-        if not event.is_printable or isinstance(self.focused, ChatInput | Input):
+    def takes_typing(self, event: events.Key | events.Paste) -> bool:
+        """Whether a printable key or a paste made outside the chat bar belongs in it. The
+        transcript's and the panel's one-letter keys act only while the bar is empty: once the
+        operator is writing, every letter is part of what they write."""
+        if isinstance(self.focused, ChatInput | Input):
+            return False
+        if isinstance(event, events.Paste):
+            return True
+        if not event.is_printable:
             return False
         if self.chat.text:
             return True

@@ -14,6 +14,7 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.events import Print
@@ -69,6 +70,16 @@ class FiskApp(App[None]):
         """What was written to stderr while the app ran, to be written out after it."""
         self.first_frame = asyncio.Event()
         """Set once the first frame is on the terminal: startup's slow work waits for it."""
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            # Typing meant for the chat bar is sent to it as the app reads it, so it joins the
+            # bar's queue in the order typed: a widget handing it on later, or a focus change
+            # made later, would land it behind keys typed after it.
+            screen = self.screen
+            if screen is self.run_screen and screen.takes_typing(event):
+                screen.set_focus(screen.chat, scroll_visible=False)
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         self.begin_capture_print(self, stdout=False, stderr=True)

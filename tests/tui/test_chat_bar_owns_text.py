@@ -220,3 +220,20 @@ async def test_editing_keys_act_in_the_order_they_were_typed(tmp_path: Path) -> 
             app.post_message(events.Key(key, character))
         await settle(app, pilot)
         assert app.run_screen.chat.value == "xz"
+
+
+async def test_typing_that_starts_on_the_transcript_lands_in_the_bar_in_order(
+    tmp_path: Path,
+) -> None:
+    async with running(tmp_path, [answer("fine")]) as (app, pilot):
+        await settle(app, pilot)
+        screen = app.run_screen
+        screen.view.focus()
+        await pilot.pause()
+        keys = [("a", "a"), ("ctrl+j", None), ("x", "x"), ("backspace", None), ("y", "y")]
+        for key, character in keys:
+            app.post_message(events.Key(key, character))
+        app.post_message(events.Paste(" and more"))
+        await settle(app, pilot)
+        assert screen.chat.value == "a\ny and more"
+        assert screen.chat.has_focus
