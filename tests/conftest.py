@@ -67,10 +67,90 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+# What the developer's terminal and shell say about themselves, which would otherwise change
+# what a test sees: the theme the workstation picks, colours, widths, the multiplexer it reports
+# to, the editor it opens, and the flags `fisk` reads from the environment.
+TERMINAL_VARIABLES = (
+    "COLORFGBG",
+    "COLORTERM",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "TMUX",
+    "TMUX_PANE",
+    "ZELLIJ",
+    "ZELLIJ_PANE_ID",
+    "ZELLIJ_SESSION_NAME",
+    "VISUAL",
+    "EDITOR",
+)
+FISK_VARIABLES = (
+    "NO_TUI",
+    "VERBOSE",
+    "TOOL_OUTPUT",
+    "THINKING",
+    "HTTP_DEBUG",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+)
+_XDG_DIRECTORIES = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_CACHE_HOME": ".cache",
+}
+TEST_TERM = "xterm-256color"
+# npx keeps the packages it fetched and the registry it reaches under the developer's home; a
+# test that runs npx keeps using them rather than fetching everything again into a fresh home.
+_DEVELOPER_HOME = Path.home()
+_NPM_SETTINGS = {
+    "npm_config_cache": _DEVELOPER_HOME / ".npm",
+    "npm_config_userconfig": _DEVELOPER_HOME / ".npmrc",
+}
+
+
+def textual_setting(variable: str) -> bool:
+    """Whether ``variable`` is one of Textual's settings (the snapshot plugin's own variables,
+    which carry its temporary directory to the test, are not)."""
+    return variable.startswith("TEXTUAL_") and not variable.startswith("TEXTUAL_SNAPSHOT_")
+
+
 @pytest.fixture(autouse=True)
-def _state_in_a_temporary_directory(
+def _hermetic_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Nothing a test runs writes to the developer's own state directory (the prompt history
-    among it): ``XDG_STATE_HOME`` is a fresh directory unless the test sets its own."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+    """Every test starts from the same environment, whatever the developer's shell holds:
+    ``HOME`` and every ``XDG_*`` directory are fresh, so nothing a test runs reads or writes
+    the developer's state (the prompt history, sessions, NATS contexts); the terminal looks
+    like a plain dark xterm; Textual's own settings are unset. A test sets its own on top.
+
+    Textual read ``TEXTUAL_ANIMATIONS`` when it was imported, before this runs (the snapshot
+    plugin imports it), so every app built in the test process gets its animation level from
+    the constant pinned here; ``TEXTUAL_*`` unset covers the processes a test starts."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for variable in [
+        name for name in os.environ if name.startswith("XDG_") or textual_setting(name)
+    ]:
+        monkeypatch.delenv(variable)
+    for variable, directory in _XDG_DIRECTORIES.items():
+        (home / directory).mkdir(parents=True)
+        monkeypatch.setenv(variable, str(home / directory))
+    for variable in (*TERMINAL_VARIABLES, *FISK_VARIABLES):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("TERM", TEST_TERM)
+    for variable, path in _NPM_SETTINGS.items():
+        if variable not in os.environ and path.exists():
+            monkeypatch.setenv(variable, str(path))
+    textual_constants = sys.modules.get("textual.constants")
+    if textual_constants is not None:
+        monkeypatch.setattr(textual_constants, "TEXTUAL_ANIMATIONS", "none")

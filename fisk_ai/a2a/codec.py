@@ -34,7 +34,8 @@ from fisk_ai.a2a.errors import (
 )
 from fisk_ai.a2a.messages import Header, Message, UnknownEvent, message_type
 from fisk_ai.a2a.vocabulary import EVENT_PROTOCOL_PREFIX, Direction, ProtocolId
-from fisk_ai.util import jsonx
+from fisk_ai.errors import BoundedInputError
+from fisk_ai.util import bounded, jsonx
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -154,10 +155,11 @@ def _schema_name(message: Header) -> str:
 
 def _parse(data: bytes) -> dict[str, Any]:
     try:
-        # A lone surrogate escape becomes U+FFFD, as Go's encoding/json reads it.
-        document = jsonx.parse(data)
-    except jsonx.JsonError as error:
-        raise InvalidMessage(f"the message {error}") from None
+        # A lone surrogate escape becomes U+FFFD, as Go's encoding/json reads it; a number no
+        # Go peer could have written (1e999, thousands of digits) is refused.
+        document = bounded.loads_json(data, what="the message")
+    except BoundedInputError as error:
+        raise InvalidMessage(str(error)) from None
     if not isinstance(document, dict):
         raise InvalidMessage("the message is not a JSON object")
     return document

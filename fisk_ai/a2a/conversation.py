@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY
-from fisk_ai.a2a.events import event_from_message
+from fisk_ai.a2a.events import delta_from_message, event_from_message
 from fisk_ai.a2a.messages import (
     Ack,
     EventMessage,
@@ -28,7 +28,7 @@ from fisk_ai.a2a.messages import (
 )
 from fisk_ai.a2a.outcome import totals_of
 from fisk_ai.a2a.prompts_client import MAX_REPLAY_BLOCKS, PromptsClient, Terminal, TurnOptions
-from fisk_ai.agent.events import Event, EventSink, StatusEvent
+from fisk_ai.agent.events import DeltaSink, Event, EventSink, StatusEvent
 from fisk_ai.agent.outcome import Crashed, NotRun, RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.util.ids import new_ksuid
@@ -154,6 +154,8 @@ class AgentConversation:
             on_event=self._on_event,
             prompter=self._prompter,
             on_ack=self._on_ack,
+            # Only a sink that renders the answer as it is written asks for it in pieces.
+            deltas=isinstance(self._events, DeltaSink),
         )
         try:
             terminal = await send(listening)
@@ -166,6 +168,11 @@ class AgentConversation:
             self._token = ack.conversation_token
 
     def _on_event(self, message: EventMessage | UnknownEvent) -> None:
+        delta = delta_from_message(message)
+        if delta is not None:
+            if isinstance(self._events, DeltaSink):
+                self._events.emit_delta(delta)
+            return
         event = event_from_message(message)
         if event is not None:
             self._events.emit(event)

@@ -3,8 +3,14 @@
 Each event kind of ``fisk_ai.agent.events`` travels as the block of one ``event.<kind>`` message.
 A tool call's command line travels too, as the ``argv`` addition to the tool_call block, so a
 surface on the far side of the protocol shows the same call line a local one would; a Go peer
-drops it and shows the tool name. An ``agent_call`` block, or an event kind this build does not
+drops it and shows the tool name. A result of a tool stopped at its time limit carries the
+``timed_out`` addition the same way. An ``agent_call`` block, or an event kind this build does not
 name, has no loop event and converts to None.
+
+The pieces of an answer travel apart (``delta_message``, ``delta_from_message``): as events of
+the ``text_delta`` and ``thinking_delta`` kinds, which the v1 set does not name, so they arrive
+as ``UnknownEvent`` and ``event_from_message`` gives None for them; a caller that asked for them
+reads them with ``delta_from_message``.
 """
 
 from __future__ import annotations
@@ -32,18 +38,22 @@ from fisk_ai.a2a.messages import (
     WarningBody,
     WireUsage,
 )
+from fisk_ai.a2a.vocabulary import EVENT_TEXT_DELTA, EVENT_THINKING_DELTA
 from fisk_ai.agent.events import (
+    DeltaEvent,
     Event,
     PromptEvent,
     StatusEvent,
+    TextDeltaEvent,
     TextEvent,
+    ThinkingDeltaEvent,
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
 )
 
-__all__ = ["event_from_message", "event_message"]
+__all__ = ["delta_from_message", "delta_message", "event_from_message", "event_message"]
 
 
 def event_message(event: Event, header: ReplyHeader) -> EventMessage:
@@ -71,6 +81,7 @@ def event_message(event: Event, header: ReplyHeader) -> EventMessage:
                     is_error=event.is_error,
                     output=event.output,
                     exec=None if event.exec is None else ExecResult.from_record(event.exec),
+                    timed_out=event.timed_out,
                 ),
             )
         case StatusEvent():
@@ -119,6 +130,7 @@ def event_from_message(message: EventMessage | UnknownEvent) -> Event | None:
                 block.output,
                 is_error=block.is_error,
                 exec=None if block.exec is None else block.exec.to_record(),
+                timed_out=block.timed_out,
             )
         case EventStatus(block=block):
             return StatusEvent(
@@ -143,3 +155,29 @@ def event_from_message(message: EventMessage | UnknownEvent) -> Event | None:
             return PromptEvent(block.text)
         case _:
             return None
+
+
+def delta_message(event: DeltaEvent, header: ReplyHeader) -> UnknownEvent:
+    """The event message carrying a piece of an answer at the place ``header`` frames."""
+    match event:
+        case TextDeltaEvent():
+            protocol = EVENT_TEXT_DELTA
+        case ThinkingDeltaEvent():
+            protocol = EVENT_THINKING_DELTA
+        case _:
+            assert_never(event)
+    return UnknownEvent(**header, protocol=protocol, block={"text": event.text})
+
+
+def delta_from_message(message: EventMessage | UnknownEvent) -> DeltaEvent | None:
+    """The piece of an answer a message carries, or None for any other message."""
+    if not isinstance(message, UnknownEvent):
+        return None
+    text = message.block.get("text")
+    if not isinstance(text, str):
+        return None
+    if message.protocol == EVENT_TEXT_DELTA:
+        return TextDeltaEvent(text)
+    if message.protocol == EVENT_THINKING_DELTA:
+        return ThinkingDeltaEvent(text)
+    return None

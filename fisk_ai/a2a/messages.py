@@ -13,9 +13,10 @@ does not name is carried as a plain string.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, TypedDict, TypeVar
+from typing import Annotated, Any, Literal, TypedDict, TypeVar, cast
 
 from pydantic import (
     AwareDatetime,
@@ -23,7 +24,10 @@ from pydantic import (
     ConfigDict,
     Field,
     NonNegativeInt,
+    PlainSerializer,
     StringConstraints,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     model_validator,
 )
 
@@ -239,6 +243,49 @@ class ToolDescriptor(_Model):
     behavior: ToolBehavior | None = None
 
 
+class WireTime(datetime):
+    """A message's time as a datetime that remembers the text it was read from. A Go peer writes
+    nanoseconds (``2026-08-16T11:00:00.123456789Z``) and a datetime holds microseconds, so a
+    message read and written again keeps the peer's text rather than losing three digits."""
+
+    wire: str
+
+
+_FRACTION = re.compile(r"(\.\d{6})\d+", re.ASCII)
+
+
+def _wire_time(value: Any, handler: ValidatorFunctionWrapHandler) -> datetime:
+    if not isinstance(value, str):
+        return cast(datetime, handler(value))
+    # The digits past microseconds are dropped for the datetime and kept in the text.
+    parsed = cast(datetime, handler(_FRACTION.sub(r"\1", value, count=1)))
+    instant = WireTime(
+        parsed.year,
+        parsed.month,
+        parsed.day,
+        parsed.hour,
+        parsed.minute,
+        parsed.second,
+        parsed.microsecond,
+        parsed.tzinfo,
+    )
+    instant.wire = value
+    return instant
+
+
+def _written_time(value: datetime) -> str:
+    if isinstance(value, WireTime):
+        return value.wire
+    return value.isoformat().replace("+00:00", "Z")
+
+
+Time = Annotated[
+    AwareDatetime,
+    WrapValidator(_wire_time),
+    PlainSerializer(_written_time, return_type=str, when_used="json"),
+]
+
+
 class Header(_Model):
     """The framing every message carries. ``request`` names the turn and becomes a subject token,
     hence its character set and length; ``sequence`` orders a reply set."""
@@ -249,7 +296,7 @@ class Header(_Model):
     conversation: Token
     parent: str | None = None
     sequence: NonNegativeInt
-    time: AwareDatetime
+    time: Time
     sender: Identity
     recipient: Identity | None = None
     must_understand: bool = False
@@ -265,6 +312,9 @@ class RequestPrompt(Header):
     tool_hints: tuple[str, ...] = ()
     budget: Budget | None = None
     stream: bool = True
+    deltas: bool = False
+    """Asks for the pieces of each answer as it is written (``event.text_delta`` and
+    ``event.thinking_delta``), a fisk-ai addition a Go caller never sends; left out when false."""
     conversation_token: ConversationToken | None = None
     replay: Annotated[int, Field(ge=1)] | None = None
     force: bool = False
@@ -277,6 +327,9 @@ class RequestResume(Header):
     conversation_token: ConversationToken
     budget: Budget | None = None
     stream: bool = True
+    deltas: bool = False
+    """Asks for the pieces of each answer as it is written (``event.text_delta`` and
+    ``event.thinking_delta``), a fisk-ai addition a Go caller never sends; left out when false."""
     force: bool = False
 
 
@@ -288,6 +341,9 @@ class RequestAnswer(Header):
     answer: Answer
     budget: Budget | None = None
     stream: bool = True
+    deltas: bool = False
+    """Asks for the pieces of each answer as it is written (``event.text_delta`` and
+    ``event.thinking_delta``), a fisk-ai addition a Go caller never sends; left out when false."""
     replay: Annotated[int, Field(ge=1)] | None = None
     force: bool = False
 
@@ -339,6 +395,9 @@ class ToolResultBody(_Model):
     is_error: bool = False
     output: str = ""
     exec: ExecResult | None = None
+    # The tool was stopped at its time limit: an addition of ours, as argv is on tool_call. A
+    # Go peer drops it, and it is left out when false, so a Go caller reads the same bytes.
+    timed_out: bool = False
 
 
 class AgentCallBody(_Model):

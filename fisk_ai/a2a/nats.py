@@ -48,6 +48,10 @@ SERVICE_DESCRIPTION = "fisk-ai a2a tool server"
 
 _log = logging.getLogger(__name__)
 
+# How nats-py words a server's -ERR for a subject the user's permissions deny, lower-cased.
+_PERMISSIONS_VIOLATION = "permissions violation"
+_SUBSCRIPTION_REFUSED = "permissions violation for subscription"
+
 
 @dataclass(frozen=True)
 class ServiceEndpoint:
@@ -191,6 +195,14 @@ class NatsTransport:
                 return
             if isinstance(error, SlowConsumerError):
                 note(f"the subscription on {error.subject} fell behind and lost messages")
+            elif _SUBSCRIPTION_REFUSED in str(error).lower():
+                # The server keeps the connection but delivers nothing on the subject, so the
+                # endpoint behind it is deaf while the process looks healthy.
+                note(f"the NATS server refused a subscription ({error})")
+            elif _PERMISSIONS_VIOLATION in str(error).lower():
+                # A refused publish loses that one message; it is no fault of the service, and
+                # a caller naming an inbox the worker may not reply to must not stop it.
+                _log.warning("the NATS server refused a message: %s", error)
             else:
                 _log.debug("NATS connection error: %s", error)
 

@@ -129,7 +129,10 @@ def _terminal(result: RunResult, header: ReplyHeader, *, identity: str) -> Termi
             )
         case NotRun():
             return TerminalError(
-                **header, error=outcome.message, code=ErrorCode(outcome.refusal.value)
+                **header,
+                error=outcome.message,
+                code=ErrorCode(outcome.refusal.value),
+                stop_reason=StopReason.ERROR,
             )
         case _:
             assert_never(outcome)

@@ -128,6 +128,9 @@ class TurnOptions:
 
     budget: Budget | None = None
     stream: bool = True
+    deltas: bool = False
+    """Ask for the pieces of each answer as it is written; they reach ``on_event`` as events
+    ``fisk_ai.a2a.events.delta_from_message`` reads. A Go agent sends none."""
     force: bool = False
     """Continue a conversation whose agent changed since its last turn."""
     request: str | None = None
@@ -246,6 +249,7 @@ class PromptsClient:
             request=options.request or new_ksuid(),
             budget=options.budget,
             stream=options.stream,
+            deltas=options.deltas,
             force=options.force,
             **fields,
         )

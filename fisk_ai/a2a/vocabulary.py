@@ -16,6 +16,8 @@ from pydantic import Field, StringConstraints
 __all__ = [
     "EVENT_PROTOCOL_PATTERN",
     "EVENT_PROTOCOL_PREFIX",
+    "EVENT_TEXT_DELTA",
+    "EVENT_THINKING_DELTA",
     "PROTOCOL_NAMESPACE",
     "PROTOCOL_PREFIX",
     "AnswerField",
@@ -58,6 +60,13 @@ class Direction(enum.Enum):
     """Requests, cancels and the answers to questions: what a caller sends."""
     TO_CALLER = "to_caller"
     """Acks, events, questions, terminal messages and replies: what an agent sends back."""
+
+
+EVENT_TEXT_DELTA = EVENT_PROTOCOL_PREFIX + "text_delta"
+EVENT_THINKING_DELTA = EVENT_PROTOCOL_PREFIX + "thinking_delta"
+"""The pieces of an answer as the model writes it: a fisk-ai addition, outside the v1 set a Go
+peer names, so a receiver without them keeps them as events of an unnamed kind (checked by the
+framing alone). Sent only to a caller whose request asked for them with ``deltas``."""
 
 
 class ProtocolId(enum.StrEnum):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from fisk_ai.llm.types import Usage
 from fisk_ai.tools.base import ExecRecord
@@ -50,12 +50,13 @@ class ToolCallEvent:
 @dataclass(frozen=True)
 class ToolResultEvent:
     """A call's answer. ``is_error`` is a harness failure, distinct from a non-zero exit, which
-    arrives in ``exec``."""
+    arrives in ``exec``; ``timed_out`` marks the failure of a tool stopped at its time limit."""
 
     call_id: str
     output: str
     is_error: bool = False
     exec: ExecRecord | None = None
+    timed_out: bool = False
 
 
 class StatusPhase(enum.StrEnum):
@@ -143,7 +144,38 @@ Event = (
 )
 
 
+@dataclass(frozen=True)
+class TextDeltaEvent:
+    """The next piece of the model's prose while the call is still running. A hint for a
+    surface showing the answer as it is written: the complete ``TextEvent`` still follows the
+    model turn, and a retrying status voids the pieces of the call so far."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDeltaEvent:
+    """The next piece of the model's thinking while the call is still running; the complete
+    ``ThinkingEvent`` still follows."""
+
+    text: str
+
+
+DeltaEvent = TextDeltaEvent | ThinkingDeltaEvent
+"""Kept out of ``Event``: they are never journaled or replayed, and only a sink that says it
+takes them (``DeltaSink``) is handed them."""
+
+
 class EventSink(Protocol):
     def emit(self, event: Event) -> None:
         """Receive one event on the run's own task; must not block."""
+        ...
+
+
+@runtime_checkable
+class DeltaSink(Protocol):
+    """A sink that also takes the pieces of an answer as it is written."""
+
+    def emit_delta(self, event: DeltaEvent) -> None:
+        """Receive one piece on the run's own task; must not block."""
         ...

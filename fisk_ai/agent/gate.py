@@ -23,6 +23,7 @@ from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
     DeclineWithReason,
+    NobodyToAsk,
     Prompter,
 )
 
@@ -94,6 +95,10 @@ class ConfirmGate:
             return GateVerdict(True)
         if answer is ApprovalChoice.ONCE:
             return GateVerdict(True)
+        if isinstance(answer, NobodyToAsk):
+            return GateVerdict(
+                False, f'{answer.reason}, so nobody approved "{question.display}"; {FINAL}'
+            )
         said = answer.sentence if isinstance(answer, DeclineWithReason) else ""
         return GateVerdict(False, declined_reason(question.display, said))
 

@@ -24,18 +24,23 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from fisk_ai.agent.events import (
+    DeltaSink,
     EventSink,
     StatusEvent,
     StatusPhase,
+    TextDeltaEvent,
     TextEvent,
+    ThinkingDeltaEvent,
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -58,6 +63,7 @@ from fisk_ai.agent.replay import call_command
 from fisk_ai.agent.resources import Resources
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.codec import message_to_json
+from fisk_ai.llm.deltas import Delta, DeltaKind, deltas_reported_to
 from fisk_ai.llm.retries import RetryNotice, retries_reported_to
 from fisk_ai.llm.types import (
     STOP_MAX_TOKENS,
@@ -76,7 +82,7 @@ from fisk_ai.llm.types import (
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.records import Assistant, Decision, Deferred, Payload, Record, ToolResult
 from fisk_ai.sessions.store import Journal
-from fisk_ai.telemetry import ErrorClass
+from fisk_ai.telemetry import ErrorClass, Span, ToolRefusal
 from fisk_ai.tools.base import (
     AsksOperator,
     Confirmable,
@@ -89,9 +95,15 @@ from fisk_ai.tools.base import (
     Tool,
 )
 from fisk_ai.tools.builtin.deferral import plan_definitions
+from fisk_ai.tools.imported import ImportedOutcome
 from fisk_ai.tools.questions import ApprovalQuestion, Prompter, QuestionInterrupted
 from fisk_ai.tools.toolset import ToolSet
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
+from fisk_ai.tools.validation import (
+    ArgumentsError,
+    argument_problem,
+    holdable_message,
+    parse_arguments,
+)
 from fisk_ai.util.durations import format_duration
 
 __all__ = [
@@ -114,10 +126,11 @@ def current_tools(resources: Resources) -> CurrentTools:
     return tools if callable(tools) else (lambda: tools)
 
 
-INTERRUPTED = (
-    "the operator interrupted a question, which is not an answer; it is asked again when the "
-    "conversation continues"
-)
+def _given_up_question(interrupted: QuestionInterrupted) -> str:
+    """Why a turn stopped at a question nobody answered, in the words of the prompter that gave
+    it up: an operator who interrupted it, or a caller who canceled or went quiet."""
+    reason = str(interrupted) or "a question was interrupted, which is not an answer"
+    return f"{reason}; it is asked again when the conversation continues"
 
 
 def deferred_turn(run_id: str, deferred: Iterable[Deferred]) -> DeferredTurn:
@@ -260,6 +273,13 @@ def _rewritten(call: ToolUseBlock, rewrite: Rewrite, tools: ToolSet) -> tuple[To
     return ToolUseBlock(call.id, rewrite.name, rewrite.input), tool
 
 
+def _hand_delta(sink: DeltaSink, delta: Delta) -> None:
+    if delta.kind is DeltaKind.THINKING:
+        sink.emit_delta(ThinkingDeltaEvent(delta.text))
+    else:
+        sink.emit_delta(TextDeltaEvent(delta.text))
+
+
 def messages_json(messages: Sequence[Message]) -> str:
     """Messages as a span carries them under content capture: the journal's own encoding."""
     return json.dumps(
@@ -348,7 +368,9 @@ class AgentLoop:
         if self.over_budget(state.usage):
             return self.budget_end(state.usage)
         state.messages.append(turn)
-        return await self._run_batch(state, self._tools(), turn.tool_uses, pending, answered)
+        return await self._run_batch(
+            state, self._tools(), turn.tool_uses, pending, answered, resumed=True
+        )
 
     async def _iterate(
         self, state: TurnState, tools: ToolSet, iteration: int
@@ -388,14 +410,18 @@ class AgentLoop:
             tools=len(request.tools),
             max_tokens=request.max_output_tokens,
         ) as span:
-            sent = (
-                request.messages
-                if self._telemetry.full_messages
-                else request.messages[self._messages_captured :]
-            )
-            span.content("gen_ai.input.messages", lambda: messages_json(sent))
+            span.conversation(self._journal.run_id)
+            sent_from = 0 if self._telemetry.full_messages else self._messages_captured
+            sent = request.messages[sent_from:]
+            span.content("gen_ai.input.messages", lambda: messages_json(sent), from_index=sent_from)
             try:
-                with retries_reported_to(partial(self._report_retry, iteration)):
+                sink = self._events
+                with (
+                    retries_reported_to(partial(self._report_retry, iteration)),
+                    deltas_reported_to(partial(_hand_delta, sink))
+                    if isinstance(sink, DeltaSink)
+                    else nullcontext(),
+                ):
                     response = await self._reply_unless_stopped(request)
             except FiskError as exc:
                 span.fail(MODEL_CALL_FAILED)
@@ -403,6 +429,9 @@ class AgentLoop:
             if response is None:
                 span.fail(MODEL_CALL_STOPPED)
                 return Suspended()
+            # A call whose input no reader could take is journaled with a stand-in holding why,
+            # so it becomes an error result the model reads instead of aborting the run.
+            response = replace(response, message=holdable_message(response.message))
             span.usage(
                 response.usage.input_tokens,
                 response.usage.output_tokens,
@@ -410,7 +439,10 @@ class AgentLoop:
                 cache_creation_tokens=response.usage.cache_create_tokens,
                 reasoning_tokens=response.usage.thinking_tokens,
             )
+            span.response(response.response_id, response.response_model)
             span.finish_reasons(response.stop_reason)
+            if response.time_to_first_chunk is not None:
+                span.time_to_first_chunk(response.time_to_first_chunk)
             span.content("gen_ai.output.messages", lambda: messages_json((response.message,)))
         # The reply is the next request's too: a delta starts after it.
         self._messages_captured = len(request.messages) + 1
@@ -501,6 +533,8 @@ class AgentLoop:
         order: Sequence[ToolUseBlock],
         calls: Sequence[ToolUseBlock],
         answered: Sequence[ToolResultBlock],
+        *,
+        resumed: bool = False,
     ) -> TurnOutcome | None:
         results = {result.tool_use_id: result for result in answered}
         deferred: list[Deferred] = []
@@ -508,9 +542,9 @@ class AgentLoop:
             try:
                 if self._suspend.is_set():
                     raise StoppedBeforeStart
-                answer = await self._run_call(call, tools)
-            except QuestionInterrupted:
-                return Suspended(INTERRUPTED)
+                answer = await self._run_call(call, tools, resumed=resumed)
+            except QuestionInterrupted as interrupted:
+                return Suspended(_given_up_question(interrupted))
             except StoppedBeforeStart:
                 # The calls not started stay unanswered in the journal: a resume runs them.
                 return deferred_turn(self._journal.run_id, deferred) if deferred else Suspended()
@@ -526,22 +560,31 @@ class AgentLoop:
         state.messages.append(Message(Role.USER, blocks))
         return None
 
-    async def _run_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock | Deferred:
+    async def _run_call(
+        self, call: ToolUseBlock, tools: ToolSet, *, resumed: bool
+    ) -> ToolResultBlock | Deferred:
         # One span covers every exit, so a call that never ran is still a span.
         tool = tools.get(call.name)
         kind = tool.kind if tool is not None else Kind.UNKNOWN
         with self._telemetry.tool_call(
-            call.name, call_id=call.id, kind=kind.value, arguments=call.input
+            call.name,
+            call_id=call.id,
+            kind=kind.value,
+            arguments=call.input,
+            confirm_gated=tool is not None and self._trigger(tool) is not None,
+            resumed=resumed,
         ) as span:
             span.content("gen_ai.tool.call.arguments", lambda: call.input)
-            answer = await self._handle_call(call, tools)
+            answer = await self._handle_call(call, tools, span)
             if isinstance(answer, ToolResultBlock):
                 if answer.is_error:
                     span.fail(TOOL_CALL_FAILED)
                 span.content("gen_ai.tool.call.result", lambda: answer.content)
             return answer
 
-    async def _handle_call(self, call: ToolUseBlock, tools: ToolSet) -> ToolResultBlock | Deferred:
+    async def _handle_call(
+        self, call: ToolUseBlock, tools: ToolSet, span: Span
+    ) -> ToolResultBlock | Deferred:
         # 1. Registry lookup: an unknown tool is answered, never dispatched.
         tool = tools.get(call.name)
         if tool is None:
@@ -559,26 +602,27 @@ class AgentLoop:
             raise Crash("a PreToolUse hook", exc) from exc
         if isinstance(decision, Deny):
             self._emit_call(call, tool)
+            span.refused(ToolRefusal.POLICY_DENIED)
             return await self._answer(call, tool, Outcome(decision.reason, is_error=True))
         if isinstance(decision, Rewrite):
             call, tool = _rewritten(call, decision, tools)
+            span.rewritten(tool.name, tool.kind.value)
         self._emit_call(call, tool)
 
         # 4. Validate the arguments, so nobody is asked to approve a call that cannot run.
         try:
             arguments = parse_arguments(tool.name, call.input)
+            problem = argument_problem(tool, arguments)
         except ArgumentsError as exc:
-            return await self._answer(call, tool, Outcome(str(exc), is_error=True))
-        problem = validate_arguments(tool.name, tool.input_schema, arguments) or _argv_problem(
-            tool, arguments
-        )
+            problem = str(exc)
         if problem is not None:
+            span.refused(ToolRefusal.MISSING_ARGUMENTS)
             return await self._answer(call, tool, Outcome(problem, is_error=True))
 
         # 5. The confirm gate, when the original or the effective tool is gated.
         trigger = self._trigger(tool) or original_trigger
         if trigger is not None:
-            denied = await self._denied(call, tool, trigger, arguments)
+            denied = await self._denied(call, tool, trigger, arguments, span)
             if denied is not None:
                 return denied
 
@@ -597,6 +641,7 @@ class AgentLoop:
 
         # 8. Execute, put the timeout text in place, then PostToolUse sees the final outcome.
         outcome = await self._execute(tool, call, deps, operator_paced=operator_paced)
+        span.exit_code(outcome.exec.exit_code if outcome.exec is not None else None)
         if outcome.deferral is not None:
             # PostToolUse is for a result, and a deferral has none yet; the answer arrives from
             # outside the run and reaches the model as it was supplied.
@@ -632,18 +677,28 @@ class AgentLoop:
                     f'tool "{tool.name}" did not finish within {format_duration(limit)} '
                     "(harness.tool_timeout) and was stopped",
                     is_error=True,
+                    timed_out=True,
                 )
             raise Crash(f'tool "{tool.name}"', exc) from exc
         except Exception as exc:
             raise Crash(f'tool "{tool.name}"', exc) from exc
 
     async def _denied(
-        self, call: ToolUseBlock, tool: Tool, trigger: str, arguments: Mapping[str, Any]
+        self,
+        call: ToolUseBlock,
+        tool: Tool,
+        trigger: str,
+        arguments: Mapping[str, Any],
+        span: Span,
     ) -> ToolResultBlock | None:
         """Ask the confirm gate about ``call``: the answer the model gets when it is denied, or
         None when it may run."""
+        asked = time.monotonic()
         verdict = await self._gate.decide(self._approval_question(call, tool, trigger, arguments))
+        if not verdict.standing:
+            span.confirm_waited(time.monotonic() - asked)
         if not verdict.allowed:
+            span.refused(ToolRefusal.CONFIRM_DENIED)
             return await self._answer(call, tool, Outcome(denial_content(verdict.reason)))
         if verdict.standing:
             self._events.emit(StatusEvent(phase=StatusPhase.STANDING_APPROVAL))
@@ -661,7 +716,7 @@ class AgentLoop:
         if isinstance(tool, ShowsCommand):
             command, display = tool.command_line, tool.display(call.input)
             if tool.presentation is Presentation.COMMAND:
-                # The vector the command will run with, which _argv_problem already built once.
+                # The vector the command will run with, which argument_problem already built once.
                 argv = tuple(tool.argv(arguments))
         else:
             command, display = tool.name, f"{tool.name} {call.input}".strip()
@@ -683,10 +738,15 @@ class AgentLoop:
     async def _answer(
         self, call: ToolUseBlock, tool: Tool | None, outcome: Outcome
     ) -> ToolResultBlock:
-        result = ToolResultBlock(call.id, outcome.model_content, outcome.is_error)
+        images = outcome.images if isinstance(outcome, ImportedOutcome) else ()
+        result = ToolResultBlock(call.id, outcome.model_content, outcome.is_error, images)
         remote = tool is not None and tool.kind is Kind.REMOTE
         await self._journal.append(ToolResult(result, remote=remote))
-        self._events.emit(ToolResultEvent(call.id, outcome.output, outcome.is_error, outcome.exec))
+        self._events.emit(
+            ToolResultEvent(
+                call.id, outcome.output, outcome.is_error, outcome.exec, timed_out=outcome.timed_out
+            )
+        )
         await self._flush_grant(call)
         return result
 
@@ -701,15 +761,3 @@ class AgentLoop:
         granted = self._gate.take_staged(call.id)
         if granted is not None:
             await self._journal.append(Decision(granted))
-
-
-def _argv_problem(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
-    """Why a command tool's arguments cannot become an argument vector (a NUL byte, an unknown
-    property), found before the gate so nobody approves a call that cannot run."""
-    if not isinstance(tool, ShowsCommand):
-        return None
-    try:
-        tool.argv(arguments)
-    except ValueError as exc:
-        return f'building command line for "{tool.command_line}": {exc}'
-    return None

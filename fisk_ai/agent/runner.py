@@ -65,9 +65,11 @@ from fisk_ai.llm.types import Message, Role, Usage, user_text
 from fisk_ai.memory import MemoryStoreError, Scope, using_scope
 from fisk_ai.sessions.errors import JournalLocked
 from fisk_ai.sessions.fingerprint import (
+    RESUME_ADVICE,
     Fingerprint,
     FingerprintInputs,
     compute_fingerprint,
+    conversation_allowance,
     resume_gate,
 )
 from fisk_ai.sessions.fold import Conversation, fold
@@ -127,6 +129,12 @@ class Runner:
 
     ``resources`` are what every run of the agent shares. Its tool set is read once per model
     call, so a set that changes mid-batch never strands a call the model already made.
+
+    A served ``conversation`` takes turns from callers over the life of a deployment: a changed
+    tool set or budget does not stop it (the standing grants still go with a changed tool set),
+    and its token allowance is the lowest it was ever given, so a budget a caller lowers on one
+    turn limits the conversation rather than the turn. ``resume_advice`` is what a refusal of
+    the resume gate tells whoever sent the turn to do.
     """
 
     def __init__(
@@ -137,6 +145,8 @@ class Runner:
         prompter: Prompter | None = None,
         suspend: asyncio.Event | None = None,
         traceparent: str = "",
+        conversation: bool = False,
+        resume_advice: str = RESUME_ADVICE,
     ) -> None:
         # The W3C trace context of whoever sent the prompt; the run's span continues it.
         self.traceparent = traceparent
@@ -156,6 +166,8 @@ class Runner:
         self._prompter = prompter
         self._hooks = resources.hooks or Hooks()
         self.suspend = suspend or asyncio.Event()
+        self._conversation = conversation
+        self._resume_advice = resume_advice
         self._system = resources.system
         self._memory = resources.memory
         # The memories this conversation has read, at which revision: what authorizes an
@@ -269,12 +281,19 @@ class Runner:
         if not records:
             records = await self._store.read(session_id)
         conversation = _resumable(session_id, records)
+        stored = conversation.meta.fingerprint
+        if self._conversation:
+            self._keep_allowance(stored)
         self._memory_scope = Scope(conversation.memory_revisions)
         self._journaled_revisions = dict(conversation.memory_revisions)
         tools = self._tools()
         system = self._system_prompt(tools, await self._memory_index())
         decision = resume_gate(
-            conversation.meta.fingerprint, self._fingerprint(tools, system), force=force
+            stored,
+            self._fingerprint(tools, system),
+            force=force,
+            conversation=self._conversation,
+            advice=self._resume_advice,
         )
 
         # Taken only while the journal still ends where it was read, so of two runs that read
@@ -299,6 +318,13 @@ class Runner:
         )
         loop = self._attach(journal, system.blocks(resumed=True), gate)
         return conversation, journal, loop
+
+    def _keep_allowance(self, stored: Fingerprint) -> None:
+        """Hold the conversation to the token allowance it was journaled under."""
+        allowance = conversation_allowance(self._settings.max_tokens, stored)
+        if allowance != self._settings.max_tokens:
+            self._settings = replace(self._settings, max_tokens=allowance)
+            self._resources = replace(self._resources, settings=self._settings)
 
     async def follow_up(self, prompt: str) -> RunResult:
         """Add ``prompt`` to the conversation as a new turn, with a fresh iteration allowance.
@@ -336,8 +362,10 @@ class Runner:
         return await self._run(body)
 
     async def close(self) -> None:
-        """Release the session. An interactive conversation left between turns is journaled as
-        suspended, so it reads as one to continue rather than as finished or crashed."""
+        """Release the session. An interactive conversation left between turns is journaled
+        suspended, so it reads as one to continue rather than as finished or crashed; a served
+        conversation left on an answer is journaled completed, the outcome a listing shows for
+        it, and resumes all the same, since its meta says it is interactive."""
         journal = self._journal
         if journal is None:
             return
@@ -345,8 +373,7 @@ class Runner:
         self._loop = None
         try:
             if self._open_turn is not None and not journal.lost:
-                # Left after a failed turn, the journal says why, as the screen did.
-                await journal.append(Terminal(TerminalReason.SUSPENDED, self._open_turn.message))
+                await journal.append(_resting_record(self._open_turn, self._conversation))
                 await self._journal_revisions(journal)
         except JournalLost:
             pass
@@ -519,7 +546,8 @@ class Runner:
 
 def _resumable(session_id: str, records: Sequence[Record]) -> Conversation:
     conversation = fold(records)
-    if conversation.completed:
+    # An interactive conversation completes each answered turn and takes the next prompt.
+    if conversation.completed and not conversation.meta.interactive:
         raise SessionCompleted(
             f"session {session_id} already completed, so it cannot be resumed; start a new "
             "run, or remove it with fisk session rm"
@@ -545,6 +573,15 @@ def _terminal_record(outcome: TurnOutcome) -> Terminal | None:
             return Terminal(TerminalReason.ERROR, outcome.message)
         case Abandoned() | NotRun():
             return None
+
+
+def _resting_record(outcome: TurnOutcome, conversation: bool) -> Terminal:
+    """The terminal record of an interactive conversation left between turns after
+    ``outcome``: completed after an answer in a served ``conversation``; otherwise suspended,
+    saying why when the turn failed, as the screen did."""
+    if conversation and isinstance(outcome, Completed):
+        return Terminal(TerminalReason.COMPLETED)
+    return Terminal(TerminalReason.SUSPENDED, outcome.message)
 
 
 def _terminal_reason(outcome: TurnOutcome) -> str:

@@ -63,6 +63,22 @@ def add_hosted_run_flags(parser: argparse.ArgumentParser) -> None:
     add_no_telemetry_flag(parser)
 
 
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+def add_output_flag(parser: argparse.ArgumentParser) -> None:
+    """--output: what stdout receives. The values are ``fisk_ai.lineui.output.OutputFormat``'s,
+    spelled here so that parsing the flags imports no surface."""
+    parser.add_argument(
+        "--output",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="stdout: text (the answer alone), json (one run result object at the end) or "
+        "stream-json (one JSON line per event, the run result last); json and stream-json "
+        "use the line surface and give each outcome its own exit code",
+    )
+
+
 def log_to_stderr(*, verbose: bool) -> None:
     """A server's log on stderr: its warnings, and with ``--verbose`` (or VERBOSE) what it
     does."""

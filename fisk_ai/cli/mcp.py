@@ -26,8 +26,8 @@ def register(subcommands: Any) -> None:
         "mcp",
         help="serve the agent's commands to MCP clients until interrupted",
         description="Serve the commands expose.agent.tools selects over MCP (streamable HTTP "
-        "at /mcp). Needs an expose.agent.mcp block. The first interrupt drains, the second "
-        "stops at once.",
+        "at /mcp, and at / as the Go fisk-ai serves it). Needs an expose.agent.mcp block. The "
+        "first interrupt drains, the second stops at once.",
     )
     parser.add_argument(
         "--config", default=DEFAULT_CONFIG, help="the agent configuration (default: agent.yaml)"

@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from fisk_ai.cli.flags import add_common_flags, add_hosted_run_flags, env_flag, run_options_from
+from fisk_ai.cli.flags import (
+    add_common_flags,
+    add_hosted_run_flags,
+    add_output_flag,
+    env_flag,
+    run_options_from,
+)
 
 DEFAULT_PROMPT = "assist the user"
 
@@ -15,9 +21,10 @@ def register(subcommands: Any) -> None:
     parser = subcommands.add_parser(
         "run",
         help="run the agent on a prompt",
-        description="Run the agent on a prompt. The answer alone goes to stdout; tool calls, "
-        "narration, warnings and the run summary go to stderr. Every run is journaled and can "
-        "be continued with --resume.",
+        description="Run the agent on a prompt. The answer alone goes to stdout (with "
+        "--output json or stream-json, the run as JSON); tool calls, narration, warnings and "
+        "the run summary go to stderr. Every run is journaled and can be continued with "
+        "--resume.",
     )
     parser.add_argument("prompt", nargs="*", help="the prompt (words are joined by spaces)")
     parser.add_argument("--config", default="agent.yaml", help="the agent configuration")
@@ -31,6 +38,7 @@ def register(subcommands: Any) -> None:
     parser.add_argument(
         "--no-tui", action="store_true", help="line output even on a terminal (env NO_TUI)"
     )
+    add_output_flag(parser)
     parser.add_argument(
         "--nats-context",
         metavar="NAME",
@@ -122,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
     _check_client_mode(args)
     # The full screen draws on stderr, so it needs all three streams on the terminal.
     terminal = sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
-    full_screen = terminal and not (args.no_tui or env_flag("NO_TUI"))
+    # Output for a program is the line surface's: a script that asked for JSON on stdout gets
+    # it even when it happens to run on a terminal.
+    line_output = args.no_tui or env_flag("NO_TUI") or args.output != "text"
+    full_screen = terminal and not line_output
     if not (full_screen or args.replay or args.nats_context):
         # The SDK takes about a second to import; start now so it overlaps reading the
         # configuration and introspecting the application. A run that turns out not to need it
@@ -138,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         from fisk_ai.workstation.host import run_full_screen
 
         return run_full_screen(options)
+    from fisk_ai.lineui.output import OutputFormat
     from fisk_ai.lineui.run import run_line_mode
 
-    return run_line_mode(options)
+    return run_line_mode(options, OutputFormat(args.output))

@@ -229,11 +229,19 @@ def _nulls_as_empty(value: Any) -> Any:
     return ["" if entry is None else entry for entry in value]
 
 
+_SHOWN_PATTERN_LENGTH = 80
+
+
 def _compiles(pattern: str) -> str:
+    # An extreme pattern (nested thousands deep, a repeat count past the engine's range)
+    # raises RecursionError or OverflowError rather than re.error.
     try:
         re.compile(pattern)
-    except re.error as error:
-        raise problem(f'is not a valid regular expression ("{pattern}"): {error}') from None
+    except (re.error, RecursionError, OverflowError) as error:
+        shown = pattern
+        if len(shown) > _SHOWN_PATTERN_LENGTH:
+            shown = f"{shown[:_SHOWN_PATTERN_LENGTH]}... ({len(pattern):,} characters)"
+        raise problem(f'is not a valid regular expression ("{shown}"): {error}') from None
     return pattern
 
 
@@ -572,8 +580,8 @@ class Embeddings(Block):
     provider: Annotated[EmbeddingsProvider, BeforeValidator(_embeddings_provider)] = (
         EmbeddingsProvider.OPENAI
     )
-    # Required for the endpoint (checked below, reported as missing keys are); a local
-    # embedder has none.
+    # The endpoint's, and checked when the index is opened, as the Go fisk-ai checks them: a
+    # block that sets only ``timeout`` parses. A local embedder has neither.
     base_url: NonBlank = ""
     model: NonBlank = ""
     api_key_env: str = ""
@@ -593,13 +601,7 @@ class Embeddings(Block):
         except PydanticCustomError:
             return handler(data)  # which reports the provider by name
         problems: list[InitErrorDetails] = []
-        if provider is not EmbeddingsProvider.LOCAL:
-            problems = [
-                InitErrorDetails(type="missing", loc=(key,), input=data)
-                for key in ("base_url", "model")
-                if data.get(key) is None
-            ]
-        else:
+        if provider is EmbeddingsProvider.LOCAL:
             problems = [
                 InitErrorDetails(
                     type=problem(

@@ -138,15 +138,21 @@ def manifest_model(settings: config.Embeddings) -> str:
 
 
 def check_embeddings(settings: config.Embeddings) -> None:
-    """Refuse an embeddings block that cannot work, naming the key: a base_url that is not
-    http(s), plain http to anything but loopback (the chunks would cross the network in clear),
-    or an api_key_env naming an unset variable; for the local embedder, a package it needs that
-    is not installed."""
+    """Refuse an embeddings block that cannot work, naming the key: no base_url or no model, a
+    base_url that is not http(s), plain http to anything but loopback (the chunks would cross
+    the network in clear), or an api_key_env naming an unset variable; for the local embedder,
+    a package it needs that is not installed."""
     if _local(settings):
         from fisk_ai.knowledge.local_embedder import check_installed
 
         check_installed()
         return
+    for key, value in (("base_url", settings.base_url), ("model", settings.model)):
+        if not value:
+            raise KnowledgeError(
+                f"{_KEY}.{key} is required when the embeddings block is present; set it or "
+                "remove the block"
+            )
     parts = urlsplit(settings.base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise KnowledgeError(

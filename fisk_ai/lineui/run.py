@@ -19,6 +19,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from fisk_ai.agent.outcome import Completed, RunResult, resumable, waits
+from fisk_ai.lineui import output as json_output
+from fisk_ai.lineui.output import JsonRun, OutputFormat, Pending, pending_of
 from fisk_ai.lineui.prompter import InputClosed, TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, write_answer
 from fisk_ai.multiplex import PaneState, Reporter
@@ -33,23 +35,30 @@ if TYPE_CHECKING:
 
 SUSPEND_NOTICE = "stop requested: a running command is let finish; press ^C again to give up"
 INPUT_CLOSED_NOTICE = "end of input at the question: stopping the run; press ^C to give up"
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = json_output.EXIT_INTERRUPTED
 
 
-def run_line_mode(options: RunOptions) -> int:
-    """Run one turn (or resume one) and return the process exit code."""
-    return asyncio.run(_run(options))
+def run_line_mode(options: RunOptions, output: OutputFormat = OutputFormat.TEXT) -> int:
+    """Run one turn (or resume one) and return the process exit code. ``output`` says what
+    stdout receives: the answer, or the run as JSON (see ``fisk_ai.lineui.output``)."""
+    return asyncio.run(_run(options, output))
 
 
-async def _run(options: RunOptions) -> int:
+async def _run(options: RunOptions, output: OutputFormat) -> int:
     started = time.monotonic()
-    surface = LineSurface(
+    lines = LineSurface(
         sys.stderr,
         tool_output=options.tool_output,
         thinking=options.thinking,
         verbose=options.verbose,
         width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
     )
+    json_run = (
+        None
+        if output == OutputFormat.TEXT
+        else JsonRun(lines, sys.stdout, stream=output == OutputFormat.STREAM_JSON)
+    )
+    surface = lines if json_run is None else json_run
     interrupts = _Interrupts()
 
     def terminal_prompter(reporter: Reporter) -> _EndOfInputStops:
@@ -72,13 +81,25 @@ async def _run(options: RunOptions) -> int:
                 result = await turn
             except asyncio.CancelledError:
                 stderr_line("run abandoned; the conversation is kept up to its last step")
+                hint = resume_hint(conversation.handle, hosted.resume_flags)
                 if conversation.handle:
-                    stderr_line(resume_hint(conversation.handle, hosted.resume_flags))
-                return EXIT_INTERRUPTED
+                    stderr_line(hint)
+                if json_run is None:
+                    return EXIT_INTERRUPTED
+                return json_run.finish(
+                    None,
+                    session_id=conversation.handle,
+                    model=hosted.model,
+                    resume_command=_command_of(hint) if conversation.handle else "",
+                )
             finally:
                 reporter.report(PaneState.IDLE)
+        pending: tuple[Pending, ...] = ()
+        if json_run is not None and waits(result.outcome) and hosted.store is not None:
+            pending = await pending_of(hosted.store, result.session_id)
 
-    write_answer(result.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
+    if json_run is None:
+        write_answer(result.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
     latency = timedelta(seconds=time.monotonic() - started)
     print_summary(
         result,
@@ -87,9 +108,23 @@ async def _run(options: RunOptions) -> int:
         verbose=options.verbose,
         delivery=hosted.telemetry.delivery,
     )
+    hint = resume_hint(result.session_id, hosted.resume_flags)
     if resumable(result.outcome):
-        stderr_line(resume_hint(result.session_id, hosted.resume_flags))
-    return _exit_code(result)
+        stderr_line(hint)
+    if json_run is None:
+        return _exit_code(result)
+    return json_run.finish(
+        result,
+        session_id=result.session_id,
+        model=hosted.model,
+        pending=pending,
+        resume_command=_command_of(hint) if resumable(result.outcome) else "",
+    )
+
+
+def _command_of(hint: str) -> str:
+    """The command a resume hint names, without its words for a reader."""
+    return hint.removeprefix("resume with: ")
 
 
 def print_summary(

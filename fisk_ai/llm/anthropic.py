@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from fisk_ai.llm import registry
+from fisk_ai.llm.deltas import Delta, DeltaKind, report_delta
 from fisk_ai.llm.registry import (
     ProviderAuthError,
     ProviderCallError,
@@ -90,6 +91,16 @@ TOOL_SEARCH_THRESHOLD = 10
 
 TOOL_SEARCH_TOOL_TYPE = "tool_search_tool_bm25_20251119"
 TOOL_SEARCH_TOOL_NAME = "tool_search_tool_bm25"
+
+STREAM_CAP_FACTOR = 10
+"""How many times ``llm.budget.call_timeout`` one streamed attempt may last in all; the timeout
+itself bounds each silence between two stream events."""
+
+MID_STREAM_RETRY_DELAY = 0.5
+"""The first wait before a call whose stream broke off is tried again; it doubles each time,
+up to ``MID_STREAM_RETRY_DELAY_MAX``, with up to a quarter taken off at random, as the SDK
+waits between the attempts of a refused request."""
+MID_STREAM_RETRY_DELAY_MAX = 8.0
 
 INTERACTIVE_CACHE_TTL = "1h"
 BATCH_CACHE_TTL = "5m"
@@ -222,6 +233,10 @@ def build_params(request: Request) -> dict[str, Any]:
         params["thinking"] = {"type": "disabled"}
     if request.reasoning_effort:
         params["output_config"] = {"effort": request.reasoning_effort}
+    if jsonx.has_lone_surrogate(params):
+        # Half a character the model once sent (a \ud800 escape) is kept in the journal as it
+        # came, but no endpoint takes it back: sent as U+FFFD, the request is always encodable.
+        return jsonx.replace_lone_surrogates(params)  # type: ignore[no-any-return]
     return params
 
 
@@ -312,7 +327,7 @@ def block_param(block: ContentBlock) -> dict[str, Any]:
         result: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": block.tool_use_id,
-            "content": block.content,
+            "content": _result_content(block),
         }
         if block.is_error:
             result["is_error"] = True
@@ -321,6 +336,19 @@ def block_param(block: ContentBlock) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ProviderError(f"a stored {block.kind} block is not a JSON object and cannot be sent")
     return raw
+
+
+def _result_content(block: ToolResultBlock) -> str | list[dict[str, Any]]:
+    if not block.images:
+        return block.content
+    images = [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+        }
+        for image in block.images
+    ]
+    return [{"type": "text", "text": block.content}, *images]
 
 
 def _object(text: str) -> Any:
@@ -348,11 +376,15 @@ def decode_response(body: Mapping[str, Any], request_id: str = "") -> Response:
         raise ProviderCallError(_NOT_A_MESSAGE, request_id=request_id)
     blocks = tuple(decode_block(block) for block in content if isinstance(block, Mapping))
     stop_reason = body.get("stop_reason")
+    response_id = body.get("id")
+    response_model = body.get("model")
     return Response(
         message=Message(Role.ASSISTANT, blocks),
         stop_reason=stop_reason if isinstance(stop_reason, str) else "",
         usage=decode_usage(body.get("usage")),
         request_id=request_id,
+        response_id=response_id if isinstance(response_id, str) else "",
+        response_model=response_model if isinstance(response_model, str) else "",
     )
 
 
@@ -394,7 +426,12 @@ def _count(value: object) -> int:
 
 
 class AnthropicProvider:
-    """The Messages API through ``AsyncAnthropic``, one non-streaming call per model turn.
+    """The Messages API through ``AsyncAnthropic``, one streamed call per model turn.
+
+    The answer's text and thinking go to ``fisk_ai.llm.deltas`` as they are read; the call
+    returns once the stream has delivered the whole message. A stream that breaks off or carries
+    an overloaded, rate limit or server error event is tried again as a whole call, up to
+    ``max_retries`` times, as the SDK retries a refused request.
 
     ``http_debug_path`` receives every HTTP exchange, credentials masked; ``trace_path`` one JSON
     line per request and per response. Both are created afresh, 0600, when the provider is built,
@@ -445,37 +482,113 @@ class AnthropicProvider:
         call_number = self._calls
         self._write_trace({"call": call_number, "request": params})
         client = self._ensure_client()
+        import anthropic
+
+        idle = request.call_timeout.total_seconds() if request.call_timeout else None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                body, status, request_id, first_chunk = await self._streamed(client, params, idle)
+            except _StreamBroken as broken:
+                if attempt <= self._max_retries:
+                    await _wait_to_retry(attempt, self._max_retries + 1, broken.status)
+                    continue
+                error: ProviderCallError = self._broken_error(broken)
+            except TimeoutError:
+                error = self._timeout_error(request)
+            except ProviderCallError as refused:
+                error = refused
+            except anthropic.APIError as failure:
+                error = self._call_error(failure, params, request)
+            except ValueError:
+                error = ProviderCallError(_NOT_A_MESSAGE)
+            else:
+                self._write_trace(
+                    {
+                        "call": call_number,
+                        "status": status,
+                        "request_id": request_id,
+                        "response": body,
+                    }
+                )
+                response = decode_response(body, request_id)
+                return replace(response, time_to_first_chunk=first_chunk)
+            self._write_trace({"call": call_number, "status": error.status, "error": str(error)})
+            raise error
+
+    async def _streamed(
+        self, client: AsyncAnthropic, params: Mapping[str, Any], idle: float | None
+    ) -> tuple[dict[str, Any], int, str, float | None]:
+        """One streamed attempt: the complete message body, the HTTP status, the request id
+        and the seconds from sending to the first piece of the answer.
+
+        ``idle`` bounds the wait for the response and then each gap between two stream events;
+        the whole attempt is capped at ``STREAM_CAP_FACTOR`` times as long. A stream that ends
+        before ``message_stop``, breaks off, or carries a retryable error event raises
+        ``_StreamBroken``; nothing read before that is kept.
+        """
         import asyncio
 
         import anthropic
+        import httpx2
 
-        seconds = request.call_timeout.total_seconds() if request.call_timeout else None
-        options: dict[str, Any] = {"timeout": seconds} if seconds else {}
-        try:
-            async with asyncio.timeout(seconds or None):
-                raw = await client.messages.with_raw_response.create(**params, **options)
-                body = await raw.json()
-        except TimeoutError:
-            error: ProviderCallError = self._timeout_error(request)
-        except anthropic.APIError as failure:
-            error = self._call_error(failure, params, request)
-        except ValueError:
-            error = ProviderCallError(_NOT_A_MESSAGE)
-        else:
+        options: dict[str, Any] = {"timeout": idle} if idle else {}
+        cap = idle * STREAM_CAP_FACTOR if idle else None
+        # The HTTP debug hook reads a streamed body whole before the SDK hands the response
+        # over, so no event is seen until the answer has ended: only the cap can apply then.
+        first_wait = cap if self._http_debug is not None else idle
+        started = time.monotonic()
+        first_chunk: float | None = None
+        message = _StreamedMessage()
+        loop = asyncio.get_running_loop()
+        async with (
+            asyncio.timeout(cap),
+            asyncio.timeout(first_wait) as quiet,
+            client.messages.with_streaming_response.create(**params, stream=True, **options) as raw,
+        ):
             request_id = raw.request_id or ""
-            self._write_trace(
-                {
-                    "call": call_number,
-                    "status": raw.status_code,
-                    "request_id": request_id,
-                    "response": body,
-                }
+            if raw.headers.get("content-type", "").startswith("application/json"):
+                # An endpoint that ignores ``stream`` answers with the whole message at once.
+                whole = await raw.json()
+                if not isinstance(whole, dict):
+                    raise ValueError("not a message")
+                return whole, raw.status_code, request_id, None
+            events = anthropic.AsyncStream.raw_events(raw.http_response)
+            try:
+                async for sse in events:
+                    if idle:
+                        quiet.reschedule(loop.time() + idle)
+                    if sse.event == "error":
+                        raise _stream_error(sse.data, request_id)
+                    if not sse.data or sse.event == "ping":
+                        continue
+                    piece = message.take(sse.json())
+                    if piece is None:
+                        continue
+                    if first_chunk is None:
+                        first_chunk = time.monotonic() - started
+                    report_delta(piece)
+            except httpx2.TimeoutException:
+                raise TimeoutError from None
+            except httpx2.TransportError as failure:
+                raise _StreamBroken(f"the stream broke off: {failure}") from None
+            if not message.complete:
+                raise _StreamBroken("the stream ended before the message did")
+            return message.body, raw.status_code, request_id, first_chunk
+
+    def _broken_error(self, broken: _StreamBroken) -> ProviderCallError:
+        if broken.status:
+            return ProviderUnavailable(
+                f"the Anthropic API is {_busy_word(broken.status)} "
+                f"({broken.status}: {self._detail(broken.detail)}); try again later",
+                status=broken.status,
+                request_id=broken.request_id,
             )
-            if not isinstance(body, Mapping):
-                raise ProviderCallError(_NOT_A_MESSAGE, request_id=request_id)
-            return decode_response(body, request_id)
-        self._write_trace({"call": call_number, "status": error.status, "error": str(error)})
-        raise error
+        return ProviderUnreachable(
+            f"the answer from the Anthropic API at {redact_url(self._base_url)} broke off "
+            f"mid-stream ({self._detail(broken.detail)}); try again"
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections and the debug and trace files."""
@@ -507,8 +620,9 @@ class AnthropicProvider:
     def _timeout_error(self, request: Request) -> ProviderTimeout:
         limit = format_duration(request.call_timeout) if request.call_timeout else "its limit"
         return ProviderTimeout(
-            f"the model call ran past llm.budget.call_timeout ({limit}); raise it in agent.yaml "
-            "or try again"
+            f"the model call ran past llm.budget.call_timeout ({limit}): the model sent nothing "
+            f"for that long, or its answer took over {STREAM_CAP_FACTOR} times that; raise it "
+            "in agent.yaml or try again"
         )
 
     def _call_error(
@@ -614,6 +728,132 @@ class AnthropicProvider:
                 handle.close()
         self._http_debug = None
         self._trace = None
+
+
+class _StreamBroken(Exception):
+    """An attempt whose stream did not deliver the whole message; the call may be tried again.
+    ``status`` is the HTTP status an error event stands for, 0 for a stream cut off."""
+
+    def __init__(self, detail: str, *, status: int = 0, request_id: str = "") -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        self.request_id = request_id
+
+
+# The error events of a stream that a refused request would have answered with these statuses,
+# so they are retried as the SDK retries those.
+_RETRYABLE_STREAM_ERRORS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}
+
+
+def _stream_error(data: str, request_id: str) -> Exception:
+    """What an ``error`` event says: a ``_StreamBroken`` to retry, or the call's failure."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = None
+    failure = body.get("error") if isinstance(body, Mapping) else None
+    kind = str(failure.get("type") or "") if isinstance(failure, Mapping) else ""
+    detail = str(failure.get("message") or "") if isinstance(failure, Mapping) else data
+    detail = f"{kind}: {detail}" if kind else detail or "no detail given"
+    status = _RETRYABLE_STREAM_ERRORS.get(kind, 0)
+    if status:
+        return _StreamBroken(detail, status=status, request_id=request_id)
+    return ProviderRejected(
+        f"the Anthropic API ended the answer with an error ({single_line(detail, _DETAIL_LIMIT)})",
+        request_id=request_id,
+    )
+
+
+async def _wait_to_retry(attempt: int, attempts: int, status: int) -> None:
+    """Report and wait out the pause before attempt ``attempt + 1`` of ``attempts``."""
+    import asyncio
+    import random
+
+    delay = min(MID_STREAM_RETRY_DELAY * 2 ** (attempt - 1), MID_STREAM_RETRY_DELAY_MAX)
+    wait = delay * (1 - 0.25 * random.random())  # noqa: S311
+    report_retry(
+        RetryNotice(attempt=attempt + 1, attempts=attempts, wait_seconds=wait, status=status)
+    )
+    await asyncio.sleep(wait)
+
+
+class _StreamedMessage:
+    """A Messages API body put together from the events of its stream, in the shape a
+    non-streaming call answers with, so ``decode_response`` reads both the same way."""
+
+    def __init__(self) -> None:
+        self.body: dict[str, Any] = {"content": []}
+        self.complete = False
+        self._json_parts: dict[int, list[str]] = {}
+
+    def take(self, event: Mapping[str, Any]) -> Delta | None:
+        """Fold one event in; returns the piece of text or thinking it adds, if any."""
+        kind = event.get("type")
+        content: list[dict[str, Any]] = self.body["content"]
+        if kind == "message_start" and isinstance(event.get("message"), Mapping):
+            self.body = {**event["message"], "content": []}
+        elif kind == "content_block_start" and isinstance(event.get("content_block"), Mapping):
+            content.append(dict(event["content_block"]))
+        elif kind == "content_block_delta" and isinstance(event.get("delta"), Mapping):
+            return self._add(event.get("index"), event["delta"])
+        elif kind == "content_block_stop":
+            self._finish(event.get("index"))
+        elif kind == "message_delta":
+            delta = event.get("delta")
+            if isinstance(delta, Mapping):
+                self.body.update(delta)
+            usage = event.get("usage")
+            if isinstance(usage, Mapping):
+                counts = dict(self.body.get("usage") or {})
+                counts.update({key: value for key, value in usage.items() if value is not None})
+                self.body["usage"] = counts
+        elif kind == "message_stop":
+            self.complete = True
+        return None
+
+    def _block(self, index: object) -> dict[str, Any] | None:
+        content: list[dict[str, Any]] = self.body["content"]
+        if isinstance(index, int) and 0 <= index < len(content):
+            return content[index]
+        return None
+
+    def _add(self, index: object, delta: Mapping[str, Any]) -> Delta | None:
+        block = self._block(index)
+        if block is None:
+            return None
+        match delta.get("type"):
+            case "text_delta":
+                piece = str(delta.get("text") or "")
+                block["text"] = str(block.get("text") or "") + piece
+                return Delta(DeltaKind.TEXT, piece) if piece else None
+            case "thinking_delta":
+                piece = str(delta.get("thinking") or "")
+                block["thinking"] = str(block.get("thinking") or "") + piece
+                return Delta(DeltaKind.THINKING, piece) if piece else None
+            case "signature_delta":
+                block["signature"] = str(block.get("signature") or "") + str(
+                    delta.get("signature") or ""
+                )
+            case "input_json_delta":
+                assert isinstance(index, int)
+                self._json_parts.setdefault(index, []).append(str(delta.get("partial_json") or ""))
+            case "citations_delta":
+                block.setdefault("citations", []).append(delta.get("citation"))
+        return None
+
+    def _finish(self, index: object) -> None:
+        block = self._block(index)
+        parts = self._json_parts.pop(index, None) if isinstance(index, int) else None
+        if block is None or parts is None:
+            return
+        text = "".join(parts)
+        try:
+            block["input"] = json.loads(text) if text.strip() else {}
+        except ValueError:
+            # Kept as the model wrote it: the loop turns input no reader can take into an error
+            # result the model reads.
+            block["input"] = text
 
 
 @functools.cache

@@ -2,7 +2,8 @@
 
 A message is ``{"role": "user"|"assistant", "content": [block, ...]}`` and a block is an object
 with exactly one key naming its kind: ``text``, ``thinking`` (signature base64), ``tool_use``
-(input as JSON), ``tool_result`` or ``provider`` (raw as JSON).
+(input as JSON), ``tool_result`` (images as ``{"media_type", "data"}`` objects) or ``provider``
+(raw as JSON).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fisk_ai.llm.types import (
     ContentBlock,
     Message,
     ProviderBlock,
+    ResultImage,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -45,11 +47,37 @@ def block_to_json(block: ContentBlock) -> dict[str, Any]:
             "tool_use": {"id": block.id, "name": block.name, "input": _raw(block.input or "{}")}
         }
     if isinstance(block, ToolResultBlock):
-        result: dict[str, Any] = {"tool_use_id": block.tool_use_id, "content": block.content}
-        if block.is_error:
-            result["is_error"] = True
-        return {"tool_result": result}
+        return {"tool_result": tool_result_to_json(block)}
     return {"provider": {"kind": block.kind, "raw": _raw(block.raw)}}
+
+
+def tool_result_to_json(block: ToolResultBlock) -> dict[str, Any]:
+    """A tool result's object; ``images`` (each ``{"media_type", "data"}``) is ours, so a resume
+    sends the model what it saw, and a Go reader ignores it."""
+    result: dict[str, Any] = {"tool_use_id": block.tool_use_id, "content": block.content}
+    if block.is_error:
+        result["is_error"] = True
+    if block.images:
+        result["images"] = [
+            {"media_type": image.media_type, "data": image.data} for image in block.images
+        ]
+    return result
+
+
+def images_from_json(value: Any) -> tuple[ResultImage, ...]:
+    """A tool result's ``images`` list; absent (None) is none."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise CodecError("a tool result's images must be a list")
+    images: list[ResultImage] = []
+    for image in value:
+        media_type = image.get("media_type") if isinstance(image, Mapping) else None
+        data = image.get("data") if isinstance(image, Mapping) else None
+        if not isinstance(media_type, str) or not isinstance(data, str):
+            raise CodecError("a tool result's image must have a media_type and data, both text")
+        images.append(ResultImage(media_type, data))
+    return tuple(images)
 
 
 def message_to_json(message: Message) -> dict[str, Any]:
@@ -74,7 +102,10 @@ def block_from_json(data: Mapping[str, Any]) -> ContentBlock:
             )
         if kind == "tool_result":
             return ToolResultBlock(
-                str(body["tool_use_id"]), str(body.get("content", "")), bool(body.get("is_error"))
+                str(body["tool_use_id"]),
+                str(body.get("content", "")),
+                bool(body.get("is_error")),
+                images_from_json(body.get("images")),
             )
         if kind == "provider":
             return ProviderBlock(str(body["kind"]), json.dumps(body.get("raw")))

@@ -9,6 +9,11 @@ definitions, thinking, effort, output cap) and the response the neutral answer (
 reason, usage, request id). ``RecordingProvider`` writes each exchange as soon as the call
 returns, so a run that crashes keeps what it recorded; a call that fails is not recorded.
 
+``ReplayProvider`` hands the recorded answer's text and thinking on in pieces, as a streaming
+provider would (``fisk_ai.llm.deltas``), ``REPLAY_PIECE`` characters at a time and, when
+``FISK_AI_REPLAY_PACE`` names a number of milliseconds, that long apart, so an offline demo shows
+the answer being written.
+
 ``ReplayProvider`` answers call N with exchange N and checks first that the run is still having
 the recorded conversation. It compares the model, the messages block by block (tool input and
 provider blocks as parsed JSON, so spacing and key order do not matter) and the set of tool
@@ -19,6 +24,7 @@ recorded and the one replaying without changing what the model was asked.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Mapping
@@ -28,6 +34,7 @@ from typing import IO, Any
 from fisk_ai.llm import registry
 from fisk_ai.llm.anthropic import CAPABILITIES as ANTHROPIC_CAPABILITIES
 from fisk_ai.llm.codec import CodecError, message_from_json, message_to_json
+from fisk_ai.llm.deltas import Delta, DeltaKind, listening, report_delta
 from fisk_ai.llm.registry import ProviderError, ProviderRejected
 from fisk_ai.llm.types import (
     Capabilities,
@@ -51,6 +58,10 @@ NAME = "replay"
 CASSETTE_VERSION = 1
 CASSETTE_ENV = "FISK_AI_CASSETTE"
 """Where the replay provider finds its cassette when the host passes no ``path`` option."""
+PACE_ENV = "FISK_AI_REPLAY_PACE"
+"""Milliseconds between two pieces of a replayed answer; unset or 0 hands them on at once."""
+REPLAY_PIECE = 16
+"""Characters of text or thinking per piece of a replayed answer."""
 
 _SNIPPET = 60
 
@@ -168,10 +179,11 @@ class _Exchange:
 class ReplayProvider:
     """Answers model call N from exchange N of the cassette at ``path``, with no network."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, pace_seconds: float = 0.0) -> None:
         self._path = Path(path)
         self._exchanges = _load(self._path)
         self._next = 0
+        self._pace_seconds = pace_seconds
 
     @property
     def capabilities(self) -> Capabilities:
@@ -193,7 +205,23 @@ class ReplayProvider:
                 f"the cassette {self._path} diverges at model call {call_number}: {difference}"
             )
         self._next += 1
+        await self._stream(exchange.response.message)
         return exchange.response
+
+    async def _stream(self, message: Message) -> None:
+        if not listening():
+            return
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                kind, whole = DeltaKind.TEXT, block.text
+            elif isinstance(block, ThinkingBlock):
+                kind, whole = DeltaKind.THINKING, block.text
+            else:
+                continue
+            for start in range(0, len(whole), REPLAY_PIECE):
+                if self._pace_seconds:
+                    await asyncio.sleep(self._pace_seconds)
+                report_delta(Delta(kind, whole[start : start + REPLAY_PIECE]))
 
     async def aclose(self) -> None:
         return None
@@ -320,7 +348,22 @@ def _create(*, path: str | os.PathLike[str] | None = None, **_other_options: Any
         raise ProviderError(
             f"llm.provider replay needs a cassette; set {CASSETTE_ENV} to the recorded file"
         )
-    return ReplayProvider(chosen)
+    return ReplayProvider(chosen, pace_seconds=_pace_from_environment())
+
+
+def _pace_from_environment() -> float:
+    text = os.environ.get(PACE_ENV, "").strip()
+    if not text:
+        return 0.0
+    try:
+        milliseconds = float(text)
+    except ValueError:
+        milliseconds = -1.0
+    if not 0 <= milliseconds <= 10_000:
+        raise ProviderError(
+            f"{PACE_ENV} must be a number of milliseconds from 0 to 10000, not {text!r}"
+        )
+    return milliseconds / 1000
 
 
 registry.register(NAME, _create, ())

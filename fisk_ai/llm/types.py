@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -43,10 +43,23 @@ class ToolUseBlock:
 
 
 @dataclass(frozen=True)
+class ResultImage:
+    """An image a tool answered with, kept whole for the model to see: its media type and its
+    base64 data, as the Messages API takes an image block."""
+
+    media_type: str
+    data: str
+
+
+@dataclass(frozen=True)
 class ToolResultBlock:
+    """A tool's answer. ``images`` go to the model beside ``content``, which names each one in
+    its place."""
+
     tool_use_id: str
     content: str
     is_error: bool = False
+    images: tuple[ResultImage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,13 @@ class Response:
     stop_reason: str
     usage: Usage
     request_id: str = ""
+    time_to_first_chunk: float | None = field(default=None, compare=False)
+    """Seconds from sending the request to the first piece of the answer, for a provider that
+    streams (``fisk_ai.llm.deltas``); None when it does not, or nothing was streamed."""
+    response_id: str = field(default="", compare=False)
+    """The provider's id for this reply (a Messages API ``msg_...``); empty when it gave none."""
+    response_model: str = field(default="", compare=False)
+    """The model that answered as the provider names it: the dated snapshot behind an alias."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +213,9 @@ class Provider(Protocol):
     def capabilities(self) -> Capabilities: ...
 
     async def call(self, request: Request) -> Response:
-        """One blocking model call, held to ``request.call_timeout`` by the provider itself."""
+        """One model call, held to ``request.call_timeout`` by the provider itself. Returns
+        the complete answer; a provider that streams also hands each piece of text and thinking
+        to ``fisk_ai.llm.deltas.report_delta`` as it arrives."""
         ...
 
     async def aclose(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import signal
 import socket
 from collections.abc import Callable, Iterator
@@ -21,9 +22,10 @@ from fisk_ai.errors import FiskError
 if TYPE_CHECKING:
     from fisk_ai.mcpserver.serving import ToolCalls
 
-__all__ = ["ENDPOINT_PATH", "bind", "endpoint_url", "serve_mcp"]
+__all__ = ["ENDPOINT_PATH", "ROOT_PATH", "bind", "endpoint_url", "serve_mcp", "streamable_app"]
 
 ENDPOINT_PATH = "/mcp"
+ROOT_PATH = "/"
 DRAINING_LINE = "draining: finishing running calls; interrupt again to stop at once"
 STOPPED_LINE = "MCP server stopped"
 
@@ -69,6 +71,23 @@ def endpoint_url(sock: socket.socket) -> str:
     return f"http://{host}:{port}{ENDPOINT_PATH}"
 
 
+def streamable_app(calls: ToolCalls, host: str) -> Any:
+    """The ASGI app serving ``calls`` over streamable HTTP at /mcp and at the root, where the
+    Go fisk-ai serves it (its docs configure clients with ``http://127.0.0.1:8080``)."""
+    from starlette.routing import Route
+
+    from fisk_ai.mcpserver.serving import build_server
+
+    app = build_server(calls).streamable_http_app(streamable_http_path=ENDPOINT_PATH, host=host)
+    endpoint = next(
+        route.endpoint
+        for route in app.routes
+        if isinstance(route, Route) and route.path == ENDPOINT_PATH
+    )
+    app.router.routes.append(Route(ROOT_PATH, endpoint=endpoint))
+    return app
+
+
 async def serve_mcp(
     calls: ToolCalls,
     sock: socket.socket,
@@ -79,13 +98,9 @@ async def serve_mcp(
     """Serve ``calls`` on ``sock`` until interrupted; 0 after a clean drain."""
     import uvicorn
 
-    from fisk_ai.mcpserver.serving import build_server
-
-    host = sock.getsockname()[0]
-    app = build_server(calls).streamable_http_app(
-        streamable_http_path=ENDPOINT_PATH, host=str(host)
-    )
+    app = streamable_app(calls, str(sock.getsockname()[0]))
     server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    folded = HangUpFolding(say)
     loop = asyncio.get_running_loop()
     interrupts = 0
 
@@ -100,6 +115,7 @@ async def serve_mcp(
 
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, interrupted)
+    folded.install()
     try:
         serving = asyncio.create_task(server.serve(sockets=[sock]))
         ready = asyncio.create_task(server.ready.wait())
@@ -111,9 +127,70 @@ async def serve_mcp(
     finally:
         for number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(number)
+        folded.remove()
         sock.close()
     say(STOPPED_LINE)
     return 0
+
+
+HUNG_UP_LINE = "mcp: a client went away before its answer was sent; the answer was dropped"
+# The SDK's transport and uvicorn each log a client's hang-up mid-call with a traceback.
+_TRANSPORT_LOGGERS = ("mcp.server.streamable_http", "uvicorn.error")
+
+
+class HangUpFolding(logging.Filter):
+    """Folds the tracebacks the SDK's transport and uvicorn log when a client hangs up during
+    a call into one line on the operator's log. A client going away is routine, and its stack
+    says nothing the operator can act on; any other failure keeps its first line, and
+    ``--verbose`` keeps every traceback."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__()
+        self._say = say
+
+    def install(self) -> None:
+        for name in _TRANSPORT_LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def remove(self) -> None:
+        for name in _TRANSPORT_LOGGERS:
+            logging.getLogger(name).removeFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is None or logging.getLogger().isEnabledFor(logging.INFO):
+            return True
+        failure = record.exc_info[1]
+        if _after_hang_up(failure):
+            # uvicorn's echo of a hang-up the transport already reported.
+            return False
+        if _is_hang_up(failure):
+            self._say(HUNG_UP_LINE)
+        else:
+            self._say(f"mcp: {record.getMessage()}: {_first_line(failure)}")
+        return False
+
+
+def _is_hang_up(failure: BaseException | None) -> bool:
+    import anyio
+
+    while failure is not None:
+        if isinstance(failure, anyio.ClosedResourceError | anyio.BrokenResourceError):
+            return True
+        failure = failure.__cause__ or failure.__context__
+    return False
+
+
+def _after_hang_up(failure: BaseException | None) -> bool:
+    return (
+        isinstance(failure, RuntimeError)
+        and "after response already completed" in str(failure)
+        and _is_hang_up(failure.__context__)
+    )
+
+
+def _first_line(failure: BaseException | None) -> str:
+    text = str(failure).strip().splitlines()
+    return f"{type(failure).__name__}: {text[0]}" if text else type(failure).__name__
 
 
 class _QuietServer:

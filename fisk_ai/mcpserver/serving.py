@@ -4,8 +4,13 @@ It is its own endpoint, not a serve channel: its own listener, its own concurren
 (``expose.agent.mcp.max_concurrent_tools``, calls past it wait for a slot), its own timeout
 (``tool_timeout``) and its own confirm policy. Human approval is MCP elicitation, and anything
 that is not an explicit approval fails closed. ``confirm_over_mcp`` decides what happens when the
-client cannot be asked: ``auto`` runs the gated command ungated (logged per call), ``always``
-refuses it, ``never`` never asks and runs every gated command, delegating approval to the client.
+client cannot be asked: ``auto`` and ``always`` refuse the gated command, ``never`` never asks
+and runs every gated command, delegating approval to the client. (The Go original's ``auto``
+runs it ungated; refusing is a deliberate difference, since a gate that opens for any client
+that does not declare elicitation is no gate.)
+
+A call's arguments are checked against the tool's schema before anybody is asked, so nobody
+approves a call that cannot run, and the log says ``running`` only for a call that runs.
 
 Only tools that declare MCP exposure are served: the wrapped application's commands. Built-in,
 remote and imported MCP tools declare none, so a third party's tool is never re-advertised under
@@ -39,6 +44,7 @@ from fisk_ai.tools.base import (
 )
 from fisk_ai.tools.gating import confirm_trigger
 from fisk_ai.tools.selection import ToolFilter, is_selected
+from fisk_ai.tools.validation import argument_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -138,7 +144,8 @@ def confirm_summary(mode: ConfirmOverMcp) -> str:
         return "they run without asking; approval is the client's (confirm_over_mcp: never)"
     return (
         "clients that support elicitation are asked to approve each call, clients that do not "
-        "run them ungated (confirm_over_mcp: auto)"
+        "are refused (confirm_over_mcp: auto; the Go fisk-ai runs them ungated there, write "
+        "never to hand approval to the client)"
     )
 
 
@@ -146,10 +153,17 @@ def tool_annotations(tool: Tool) -> mcp_types.ToolAnnotations:
     """The MCP annotations a tool's behavior tags stand for: ai:read_only is a read-only hint,
     ai:destructive a destructive hint, ai:additive a write that destroys nothing, ai:idempotent
     an idempotent hint. A hint the tags do not settle is left unset, so the client keeps the
-    protocol's conservative default; approval is not an annotation (it is enforced here)."""
+    protocol's conservative default; approval is not an annotation (it is enforced here).
+
+    The only built-ins ever served are the knowledge tools, lookups in the operator's own
+    index: read-only, idempotent and closed-world, the hints the Go fisk-ai sends for them."""
     import mcp_types
 
     title = tool.command_line if isinstance(tool, ShowsCommand) else tool.name
+    if tool.kind is Kind.BUILTIN:
+        return mcp_types.ToolAnnotations(
+            title=title, read_only_hint=True, idempotent_hint=True, open_world_hint=False
+        )
     hints: dict[str, bool] = {}
     if isinstance(tool, BehaviorDescriber):
         behavior = tool.behavior()
@@ -234,6 +248,10 @@ class ToolCalls:
         tool = self._by_name.get(params.name)
         if tool is None:
             return _result(f"tool {json.dumps(params.name)} is not available", is_error=True)
+        problem = argument_problem(tool, params.arguments or {})
+        if problem is not None:
+            self.log(f"refused {tool.name}: {problem}")
+            return _result(f"{problem}; the call was not run", is_error=True)
         arguments = json.dumps(params.arguments or {}, ensure_ascii=False)
         shown = tool.display(arguments) if isinstance(tool, ShowsCommand) else tool.name
         trigger = self.gate_of(tool)
@@ -297,15 +315,14 @@ class ToolCalls:
             return _approved(params.input_responses[APPROVE_KEY])
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
-            if self.options.confirm is ConfirmOverMcp.ALWAYS:
-                self.log(f"refused {shown}: the client cannot be asked (confirm_over_mcp: always)")
-                return _result(
-                    f"{shown} needs approval (gated by {trigger}) and this client cannot be "
-                    "asked through elicitation; the command was not run",
-                    is_error=True,
-                )
-            self.log(f"running gated {shown} ungated: the client cannot be asked (auto)")
-            return True
+            # Under auto as under always: nobody can be asked, so the gate stays shut.
+            setting = self.options.confirm.value
+            self.log(f"refused {shown}: the client cannot be asked (confirm_over_mcp: {setting})")
+            return _result(
+                f"{shown} needs approval (gated by {trigger}) and this client cannot be "
+                "asked through elicitation; the command was not run",
+                is_error=True,
+            )
         if modern:
             return mcp_types.InputRequiredResult(
                 input_requests={

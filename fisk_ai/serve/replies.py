@@ -18,6 +18,7 @@ message would leave a hole the caller cannot tell from a lost one.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 
@@ -26,6 +27,7 @@ from fisk_ai.a2a.errors import A2AError, MessageTooLarge
 from fisk_ai.a2a.messages import (
     Ack,
     EventText,
+    EventToolCall,
     EventToolResult,
     Header,
     Identity,
@@ -135,6 +137,16 @@ def _trimmer(message: Message) -> tuple[str, Callable[[str], Message]] | None:
         case EventText():
             return message.block.text, lambda text: message.model_copy(
                 update={"block": message.block.model_copy(update={"text": text})}
+            )
+        case EventToolCall():
+            # The arguments are cut as their JSON text, which the caller reads under one key;
+            # the argument vector built from the whole arguments would no longer match them.
+            return json.dumps(message.block.input), lambda text: message.model_copy(
+                update={
+                    "block": message.block.model_copy(
+                        update={"input": {"truncated_input": text}, "argv": ()}
+                    )
+                }
             )
         case EventToolResult():
             return message.block.output, lambda text: message.model_copy(

@@ -33,6 +33,7 @@ from fisk_ai.agent.loop import AgentError
 from fisk_ai.agent.outcome import (
     Abandoned,
     Crashed,
+    Failed,
     NotRun,
     Refusal,
     RunResult,
@@ -49,6 +50,7 @@ from fisk_ai.sessions.errors import (
     ResumeRefused,
     SessionError,
 )
+from fisk_ai.sessions.fingerprint import RESUME_ADVICE
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import Record
 from fisk_ai.telemetry import TurnTrace, turn_trace
@@ -156,6 +158,12 @@ class Work:
     records: Sequence[Record] = ()
     """The conversation's journal when the channel has just read it for its own checks, so
     the turn does not read it again; empty to have the server read it."""
+    conversation: bool = False
+    """Callers send this conversation turns over the life of a deployment (the prompts
+    channel): a changed tool set or a lowered budget does not stop it, its allowance is the
+    lowest it was given, and a configuration change that does stop it ends the turn failed."""
+    resume_advice: str = RESUME_ADVICE
+    """What a refusal of the resume gate tells the sender to do, in the sender's terms."""
 
 
 class Channel(Protocol):
@@ -334,6 +342,8 @@ class Server:
             prompter=work.prompter if work.prompter is not None else NoOperator(),
             suspend=work.suspend,
             traceparent=work.traceparent,
+            conversation=work.conversation,
+            resume_advice=work.resume_advice,
         )
         try:
             if work.run_context is not None:
@@ -371,7 +381,7 @@ class Server:
             # The resume gate, or the journal read before the turn ran, refused: the
             # conversation is as it was. A store failing mid-turn reaches the runner's barrier
             # and arrives as the AgentError below.
-            return _ended(work, NotRun(Refusal.NOT_STARTED, str(error)))
+            return _ended(work, _not_opened(work, error))
         except AgentError as error:
             return _ended(work, Crashed(str(error)))
         except Exception:
@@ -429,6 +439,15 @@ class Server:
             self._in_hand -= 1
             if not self._in_hand:
                 self._idle.set()
+
+
+def _not_opened(work: Work, error: Exception) -> TurnOutcome:
+    """How a turn ends whose conversation could not be opened as asked."""
+    if work.conversation and isinstance(error, ResumeRefused):
+        # The configuration the conversation was started under is gone, so it takes no more
+        # turns: the turn failed, and the sentence says to start a new conversation.
+        return Failed(str(error))
+    return NotRun(Refusal.NOT_STARTED, str(error))
 
 
 def _ended(work: Work, outcome: TurnOutcome) -> RunResult:

@@ -32,6 +32,7 @@ from fisk_ai.llm.types import ThinkingMode, ToolDef
 from fisk_ai.sessions.errors import JournalError, ResumeRefused
 
 __all__ = [
+    "RESUME_ADVICE",
     "ChangeClass",
     "Fingerprint",
     "FingerprintChange",
@@ -39,6 +40,7 @@ __all__ = [
     "ResumeDecision",
     "compare_fingerprints",
     "compute_fingerprint",
+    "conversation_allowance",
     "fingerprint_from_json",
     "fingerprint_to_json",
     "resume_gate",
@@ -70,9 +72,10 @@ class ChangeClass(enum.Enum):
     BLOCKING = "blocking"
     """Refused unless forced; forcing continues with the new value."""
     TOOLS = "tools"
-    """Refused unless forced; forcing also drops the standing grants given under the old tools."""
+    """Refused unless forced or a served conversation; either way the standing grants given
+    under the old tools are dropped."""
     BUDGET = "budget"
-    """Refused unless forced."""
+    """Refused unless forced or a served conversation."""
 
 
 @dataclass(frozen=True)
@@ -164,12 +167,26 @@ def compare_fingerprints(
     return tuple(changes)
 
 
-def resume_gate(stored: Fingerprint, current: Fingerprint, *, force: bool) -> ResumeDecision:
+RESUME_ADVICE = "restore it, or pass --force to continue the session anyway"
+"""What the resume gate's refusal tells the operator of a command line to do."""
+
+
+def resume_gate(
+    stored: Fingerprint,
+    current: Fingerprint,
+    *,
+    force: bool,
+    conversation: bool = False,
+    advice: str = RESUME_ADVICE,
+) -> ResumeDecision:
     """Decide whether a conversation fingerprinted as ``stored`` may continue under ``current``.
 
-    A changed provider is refused outright. Any other change is refused unless ``force``; a
-    forced resume across a changed tool set forgets the standing grants, since they approved
-    tools that may no longer be the same.
+    A changed provider is refused outright. Any other change is refused unless ``force``, with
+    ``advice`` saying what to do; a resume across a changed tool set forgets the standing
+    grants, since they approved tools that may no longer be the same. A served
+    ``conversation`` goes on across a changed tool set or budget without being forced: its
+    turns arrive from callers over the life of a deployment, and its allowance is the lowest
+    of the budgets it was given (see Runner).
     """
     changes = compare_fingerprints(stored, current)
     if changes and current.legacy is not None:
@@ -181,19 +198,33 @@ def resume_gate(stored: Fingerprint, current: Fingerprint, *, force: bool) -> Re
             changes = legacy_changes
     listed = ", ".join(change.description for change in changes)
     if any(change.change_class is ChangeClass.HARD for change in changes):
+        never = "; start a new conversation" if conversation else ", not even with --force"
         raise ResumeRefused(
             f"the session was started with llm.provider {_shown(stored.provider)} and can never "
-            f"be resumed with {_shown(current.provider)}, not even with --force ({listed})"
+            f"be resumed with {_shown(current.provider)}{never} ({listed})"
         )
-    if changes and not force:
+    passing = _PASSING_IN_A_CONVERSATION if conversation else frozenset[ChangeClass]()
+    if not force and any(change.change_class not in passing for change in changes):
         raise ResumeRefused(
-            f"the agent configuration changed since the session started ({listed}); "
-            "restore it, or pass --force to continue the session anyway"
+            f"the agent configuration changed since the session started ({listed}); {advice}"
         )
     return ResumeDecision(
         drop_standing_grants=any(change.change_class is ChangeClass.TOOLS for change in changes),
         changes=tuple(change.description for change in changes),
     )
+
+
+_PASSING_IN_A_CONVERSATION = frozenset({ChangeClass.TOOLS, ChangeClass.BUDGET})
+
+
+def conversation_allowance(max_tokens: int, stored: Fingerprint) -> int:
+    """The token allowance of a conversation journaled under ``stored`` on a turn allowing
+    ``max_tokens``: the lower of the two, since the allowance belongs to the conversation and
+    a budget a caller lowered once keeps limiting it. A stored zero (a writer that kept
+    none) limits nothing."""
+    if 0 < stored.max_tokens < max_tokens:
+        return stored.max_tokens
+    return max_tokens
 
 
 def fingerprint_to_json(fingerprint: Fingerprint) -> dict[str, Any]:

@@ -27,8 +27,14 @@ from types import MappingProxyType
 from typing import Any
 
 from fisk_ai.errors import BoundedInputError
-from fisk_ai.llm.codec import CodecError, message_from_json, message_to_json
-from fisk_ai.llm.types import Message, Role, ToolResultBlock
+from fisk_ai.llm.codec import (
+    CodecError,
+    images_from_json,
+    message_from_json,
+    message_to_json,
+    tool_result_to_json,
+)
+from fisk_ai.llm.types import Message, ResultImage, Role, ToolResultBlock
 from fisk_ai.sessions.errors import JournalError
 from fisk_ai.sessions.fingerprint import Fingerprint, fingerprint_from_json, fingerprint_to_json
 from fisk_ai.util import bounded, jsonx
@@ -480,6 +486,14 @@ class _Body:
             raise self._wrong(key, f"a {role.value} message")
         return message
 
+    def images(self, key: str) -> tuple[ResultImage, ...]:
+        try:
+            return images_from_json(self._get(key, False))
+        except CodecError as bad:
+            raise _FieldError(
+                f"the {self._kind.value} payload's {key} are malformed: {bad}"
+            ) from None
+
     def mapping(self, key: str) -> Mapping[str, Any]:
         value = self._get(key, True)
         if not isinstance(value, Mapping):
@@ -570,10 +584,7 @@ def _decode_user(body: _Body) -> User:
 
 def _encode_tool_result(tool_result: ToolResult) -> dict[str, Any]:
     block = tool_result.result
-    result: dict[str, Any] = {"tool_use_id": block.tool_use_id, "content": block.content}
-    if block.is_error:
-        result["is_error"] = True
-    data: dict[str, Any] = {"tool_use_id": block.tool_use_id, "result": result}
+    data: dict[str, Any] = {"tool_use_id": block.tool_use_id, "result": tool_result_to_json(block)}
     if tool_result.remote:
         data["remote"] = True
     return data
@@ -587,7 +598,9 @@ def _decode_tool_result(body: _Body) -> ToolResult:
         raise _FieldError(
             f"the tool_result payload answers {tool_use_id} but its result names {answered}"
         )
-    block = ToolResultBlock(tool_use_id, result.text("content"), result.flag("is_error"))
+    block = ToolResultBlock(
+        tool_use_id, result.text("content"), result.flag("is_error"), result.images("images")
+    )
     return ToolResult(block, remote=body.flag("remote"))
 
 

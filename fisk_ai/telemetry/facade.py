@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -31,6 +32,7 @@ __all__ = [
     "Telemetry",
     "TelemetryError",
     "TelemetrySettings",
+    "ToolRefusal",
     "TurnTrace",
     "current",
     "current_traceparent",
@@ -65,6 +67,15 @@ class ErrorClass:
 
 
 GENERIC_ERROR = ErrorClass("_OTHER")
+
+
+class ToolRefusal(StrEnum):
+    """Why a tool call was answered without running, as ``fisk.tool.outcome`` names it: a
+    PreToolUse hook denied it, its arguments failed validation, or the confirm gate declined."""
+
+    POLICY_DENIED = "policy_denied"
+    MISSING_ARGUMENTS = "missing_arguments"
+    CONFIRM_DENIED = "confirm_denied"
 
 
 @dataclass(frozen=True)
@@ -172,12 +183,38 @@ class Span(Protocol):
 
     def finish_reasons(self, *reasons: str) -> None: ...
 
-    def content(self, key: str, build: Callable[[], str]) -> None:
+    def time_to_first_chunk(self, seconds: float) -> None:
+        """How long a streamed model call took to its first piece of the answer."""
+
+    def conversation(self, session_id: str) -> None:
+        """The session a model call belongs to, as ``gen_ai.conversation.id``."""
+
+    def response(self, response_id: str, model: str) -> None:
+        """A model call's reply as the provider names it: its id and the model that answered
+        (the snapshot behind an alias). An empty value is left off."""
+
+    def content(self, key: str, build: Callable[[], str], *, from_index: int | None = None) -> None:
         """Record conversation content, calling ``build`` only when capture is on. For
         ``gen_ai.input.messages`` and ``gen_ai.output.messages`` ``build`` returns the messages
         in the session journal's JSON encoding; the span carries them in the GenAI
         conventions' parts shape. Any other key's value is JSON, or text sent as a JSON
-        string. A tool span whose ``gen_ai.tool.call.result`` is offered was answered."""
+        string. A tool span whose ``gen_ai.tool.call.result`` is offered was answered.
+        ``from_index`` is where in the conversation the captured messages begin, recorded
+        beside them as ``fisk.content.from_index``."""
+
+    def refused(self, refusal: ToolRefusal) -> None:
+        """The tool call was answered without running, for this reason."""
+
+    def rewritten(self, name: str, kind: str) -> None:
+        """A PreToolUse hook changed the tool call's tool or arguments; ``name`` and ``kind``
+        are the tool that runs instead, which the span and metrics then report."""
+
+    def confirm_waited(self, seconds: float) -> None:
+        """How long the tool call waited on the operator's approval."""
+
+    def exit_code(self, code: int | None) -> None:
+        """The exit status of the command the tool call ran, zero included; None for a tool
+        that ran no command, which then reports none rather than a success."""
 
     def terminal_reason(self, reason: str) -> None:
         """How the run a root span covers ended: a journal terminal reason (``completed``,
@@ -204,7 +241,28 @@ class _NoSpan:
     def finish_reasons(self, *reasons: str) -> None:
         pass
 
-    def content(self, key: str, build: Callable[[], str]) -> None:
+    def time_to_first_chunk(self, seconds: float) -> None:
+        pass
+
+    def conversation(self, session_id: str) -> None:
+        pass
+
+    def response(self, response_id: str, model: str) -> None:
+        pass
+
+    def content(self, key: str, build: Callable[[], str], *, from_index: int | None = None) -> None:
+        pass
+
+    def refused(self, refusal: ToolRefusal) -> None:
+        pass
+
+    def rewritten(self, name: str, kind: str) -> None:
+        pass
+
+    def confirm_waited(self, seconds: float) -> None:
+        pass
+
+    def exit_code(self, code: int | None) -> None:
         pass
 
     def terminal_reason(self, reason: str) -> None:
@@ -264,12 +322,20 @@ class Telemetry:
         return nullcontext(NO_SPAN)
 
     def tool_call(
-        self, name: str, *, call_id: str = "", kind: str = "", arguments: str = ""
+        self,
+        name: str,
+        *,
+        call_id: str = "",
+        kind: str = "",
+        arguments: str = "",
+        confirm_gated: bool = False,
+        resumed: bool = False,
     ) -> AbstractContextManager[Span]:
         """One tool call, covering every exit. ``kind`` is where the tool comes from
         (``tools.Kind``'s value; ``unknown`` when no tool has the name, which then stays off
         the span's name and every metric); ``arguments`` the model's JSON, of which only the
-        key names are recorded unless capture is on."""
+        key names are recorded unless capture is on. ``confirm_gated`` says the call needs the
+        operator's approval; ``resumed`` that it belongs to a batch a resume is finishing."""
         return nullcontext(NO_SPAN)
 
     def mcp_tool_call(

@@ -51,6 +51,7 @@ from fisk_ai.telemetry.facade import (
     Span,
     Telemetry,
     TelemetrySettings,
+    ToolRefusal,
     activated,
     recording_turn,
 )
@@ -109,6 +110,12 @@ TOOL_ARG_KEYS = "fisk.tool.arg_keys"
 TOOL_REQUESTED_NAME = "fisk.tool.requested_name"
 TOOL_REMOTE = "fisk.tool.remote"
 TOOL_REMOTE_AGENT = "fisk.tool.remote_agent"
+TOOL_CONFIRM_GATED = "fisk.tool.confirm_gated"
+TOOL_CONFIRM_WAIT_MS = "fisk.tool.confirm_wait_ms"
+TOOL_REWRITTEN = "fisk.tool.rewritten"
+TOOL_RESUMED = "fisk.tool.resumed"
+TOOL_EXIT_CODE = "fisk.tool.exit_code"
+CONTENT_FROM_INDEX = "fisk.content.from_index"
 CONTENT_TRUNCATED = "fisk.content.truncated"
 CONTENT_DROPPED_MESSAGES = "fisk.content.dropped_messages"
 # The conventions define gen_ai.tool.type without constants for its values.
@@ -244,7 +251,10 @@ class _LiveSpan:
         self.output_tokens = 0
         self.error: ErrorClass | None = None
         self.finish_reason = ""
+        self.first_chunk: float | None = None
         self.answered = False
+        self.refusal = ""
+        self.rewritten_to: tuple[str, str] | None = None
         self.terminal = ""
         self._truncated: list[str] = []
         self._dropped_messages = 0
@@ -312,7 +322,21 @@ class _LiveSpan:
         self.finish_reason = reasons[0] if reasons else ""
         self._span.set_attribute(gen_ai.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
 
-    def content(self, key: str, build: Callable[[], str]) -> None:
+    def time_to_first_chunk(self, seconds: float) -> None:
+        self.first_chunk = seconds
+        self._span.set_attribute(gen_ai.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, seconds)
+
+    def conversation(self, session_id: str) -> None:
+        if session_id:
+            self._span.set_attribute(gen_ai.GEN_AI_CONVERSATION_ID, session_id)
+
+    def response(self, response_id: str, model: str) -> None:
+        if response_id:
+            self._span.set_attribute(gen_ai.GEN_AI_RESPONSE_ID, response_id)
+        if model:
+            self._span.set_attribute(gen_ai.GEN_AI_RESPONSE_MODEL, model)
+
+    def content(self, key: str, build: Callable[[], str], *, from_index: int | None = None) -> None:
         if key == gen_ai.GEN_AI_TOOL_CALL_RESULT:
             self.answered = True
         if not self._owner.content_exported:
@@ -320,9 +344,31 @@ class _LiveSpan:
         limit = self._owner.capture_max_bytes
         if key in _MESSAGE_KEYS:
             finish = self.finish_reason if key == gen_ai.GEN_AI_OUTPUT_MESSAGES else ""
-            self.record(key, messages_document(build(), finish_reason=finish, max_bytes=limit))
+            document = messages_document(build(), finish_reason=finish, max_bytes=limit)
         else:
-            self.record(key, value_document(build(), max_bytes=limit))
+            document = value_document(build(), max_bytes=limit)
+        self.record(key, document)
+        if from_index is not None and document.text:
+            # Trimming to fit drops the oldest messages, so the captured ones begin later.
+            self._span.set_attribute(CONTENT_FROM_INDEX, from_index + document.dropped_messages)
+
+    def refused(self, refusal: ToolRefusal) -> None:
+        self.refusal = refusal.value
+
+    def rewritten(self, name: str, kind: str) -> None:
+        # The span keeps its name; what it reports ran, and is counted under, is the new tool.
+        self.rewritten_to = (name, kind)
+        self._span.set_attribute(TOOL_REWRITTEN, True)
+        self._span.set_attribute(gen_ai.GEN_AI_TOOL_NAME, name)
+        self._span.set_attribute(TOOL_KIND, kind)
+        self._span.set_attribute(TOOL_REMOTE, kind == KIND_REMOTE)
+
+    def confirm_waited(self, seconds: float) -> None:
+        self._span.set_attribute(TOOL_CONFIRM_WAIT_MS, round(seconds * 1000))
+
+    def exit_code(self, code: int | None) -> None:
+        if code is not None:
+            self._span.set_attribute(TOOL_EXIT_CODE, code)
 
     def record(self, key: str, document: Document) -> None:
         """Put a rendered content document on the span, saying what was cut to fit it."""
@@ -353,6 +399,8 @@ def _tool_outcome(kind: str, span: _LiveSpan, raised: bool) -> str:
     if raised:
         # Interrupted before its answer, or stopped with the run; a crash says so on the root.
         return OUTCOME_UNANSWERED
+    if span.refusal:
+        return span.refusal
     if span.error is not None:
         return OUTCOME_ERROR
     return OUTCOME_EXECUTED if span.answered else OUTCOME_DEFERRED
@@ -409,6 +457,12 @@ class LiveTelemetry(Telemetry):
                 gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION,
                 unit="s",
                 description="Duration of model calls",
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            )
+            self._first_chunk = meter.create_histogram(
+                gen_ai_metrics.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK,
+                unit="s",
+                description="Time from sending a streamed model call to its first chunk",
                 explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
             )
             self._agent_duration = meter.create_histogram(
@@ -571,7 +625,7 @@ class LiveTelemetry(Telemetry):
 
     @contextmanager
     def _measured_model_call(
-        self, provider: str, model: str, system: Sequence[str], sizes: dict[str, Attribute]
+        self, provider: str, model: str, system: Sequence[str], span_only: dict[str, Attribute]
     ) -> Iterator[Span]:
         attributes: dict[str, Attribute] = {
             gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.CHAT.value,
@@ -582,8 +636,8 @@ class LiveTelemetry(Telemetry):
         span: _LiveSpan | None = None
         tally = _TALLY.get()
         try:
-            # The sizes are span attributes only: a metric keeps the model's own labels.
-            with self._span(f"chat {model}", SpanKind.CLIENT, attributes | sizes) as span:
+            # These are span attributes only: a metric keeps the model's own labels.
+            with self._span(f"chat {model}", SpanKind.CLIENT, attributes | span_only) as span:
                 # The system prompt is a constant of the turn: once per turn, not per call.
                 if self.content_exported and not (tally and tally.system_captured):
                     span.record(
@@ -601,6 +655,8 @@ class LiveTelemetry(Telemetry):
                 if span.error is not None:
                     measured[error_attributes.ERROR_TYPE] = span.error.value
                 self._operation_duration.record(time.perf_counter() - began, measured)
+                if span.first_chunk is not None:
+                    self._first_chunk.record(span.first_chunk, attributes)
                 for kind, count in (("input", span.input_tokens), ("output", span.output_tokens)):
                     if count:
                         self._token_usage.record(
@@ -618,18 +674,18 @@ class LiveTelemetry(Telemetry):
         tools: int = 0,
         max_tokens: int = 0,
     ) -> AbstractContextManager[Span]:
-        sizes: dict[str, Attribute] = {
+        span_only: dict[str, Attribute] = {
             LLM_ITERATION: iteration,
             LLM_MESSAGES: messages,
             LLM_TOOLS: tools,
         }
         if max_tokens > 0:
-            sizes[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = max_tokens
-        return self._measured_model_call(provider, model, system, sizes)
+            span_only[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = max_tokens
+        return self._measured_model_call(provider, model, system, span_only)
 
     @contextmanager
     def _measured_tool_call(
-        self, name: str, call_id: str, kind: str, arguments: str
+        self, name: str, call_id: str, kind: str, arguments: str, *, gated: bool, resumed: bool
     ) -> Iterator[Span]:
         began = time.perf_counter()
         tally = _TALLY.get()
@@ -648,6 +704,9 @@ class LiveTelemetry(Telemetry):
         if kind:
             attributes[TOOL_KIND] = kind
             attributes[TOOL_REMOTE] = kind == KIND_REMOTE
+        attributes[TOOL_CONFIRM_GATED] = gated
+        attributes[TOOL_RESUMED] = resumed
+        attributes[TOOL_REWRITTEN] = False
         if keys := argument_keys(arguments):
             attributes[TOOL_ARG_KEYS] = keys
         span_name = UNKNOWN_TOOL_SPAN if unknown else f"execute_tool {name}"
@@ -659,6 +718,8 @@ class LiveTelemetry(Telemetry):
             finally:
                 outcome = _tool_outcome(kind, span, raised)
                 span.set(TOOL_OUTCOME, outcome)
+                if span.rewritten_to is not None:
+                    name, kind = span.rewritten_to
                 if tally is not None:
                     tally.tool_calls += 1
                     if kind == KIND_REMOTE:
@@ -683,9 +744,18 @@ class LiveTelemetry(Telemetry):
         self._tool_duration.record(time.perf_counter() - began, measured)
 
     def tool_call(
-        self, name: str, *, call_id: str = "", kind: str = "", arguments: str = ""
+        self,
+        name: str,
+        *,
+        call_id: str = "",
+        kind: str = "",
+        arguments: str = "",
+        confirm_gated: bool = False,
+        resumed: bool = False,
     ) -> AbstractContextManager[Span]:
-        return self._measured_tool_call(name, call_id, kind, arguments)
+        return self._measured_tool_call(
+            name, call_id, kind, arguments, gated=confirm_gated, resumed=resumed
+        )
 
     def mcp_tool_call(
         self, tool: str, *, server: str = "", served: bool = False, traceparent: str = ""

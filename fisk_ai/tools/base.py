@@ -78,6 +78,8 @@ class Outcome:
     is_error: bool = False
     exec: ExecRecord | None = None
     deferral: Deferral | None = None
+    timed_out: bool = False
+    """The tool ran out of its time limit and was stopped; ``output`` says so to the model."""
 
     @property
     def model_content(self) -> str:

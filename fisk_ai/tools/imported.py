@@ -8,12 +8,21 @@ like any other when there are many.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import Presentation
+from fisk_ai.llm.types import ResultImage, ToolDef
+from fisk_ai.tools.base import Outcome, Presentation
 
-__all__ = ["ImportedTool"]
+__all__ = ["ImportedOutcome", "ImportedTool", "ResultImage"]
+
+
+@dataclass(frozen=True)
+class ImportedOutcome(Outcome):
+    """An imported tool's answer: the text (which names each image in its place) and the
+    images themselves, sent to the model as image blocks beside the text."""
+
+    images: tuple[ResultImage, ...] = ()
 
 
 class ImportedTool:

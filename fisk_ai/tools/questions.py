@@ -92,8 +92,16 @@ class InputQuestion:
     default: str = ""
 
 
+@dataclass(frozen=True)
+class NobodyToAsk:
+    """No answer, because the surface had nobody to put the question to (a caller with no
+    operator); ``reason`` says so in a clause the model reads. Not a decline: nobody decided."""
+
+    reason: str
+
+
 Question = ApprovalQuestion | ConfirmQuestion | SelectQuestion | InputQuestion
-Answer = ApprovalAnswer | bool | int | str | None
+Answer = ApprovalAnswer | NobodyToAsk | bool | int | str | None
 
 
 class QuestionInterrupted(FiskError):
@@ -115,7 +123,7 @@ class Prompter(Protocol):
     async def ask(self, question: Question) -> Answer:
         """The answer: an ApprovalChoice or a DeclineWithReason for an approval, a bool for a
         confirm, an option index for a select, the text for an input; None when the person
-        gave none. Raises QuestionInterrupted."""
+        gave none; NobodyToAsk when there was no person to ask. Raises QuestionInterrupted."""
         ...
 
 

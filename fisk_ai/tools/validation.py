@@ -12,6 +12,7 @@ from typing import Any
 
 from fisk_ai.errors import BoundedInputError
 from fisk_ai.llm.types import ContentBlock, Message, ToolUseBlock
+from fisk_ai.tools.base import ShowsCommand, Tool
 from fisk_ai.util import bounded, jsonx
 
 _VALIDATOR_CACHE_LIMIT = 256
@@ -132,6 +133,20 @@ def validate_arguments(
             f"{', '.join(missing)}. {_roster(schema)}"
         )
     return _schema_problem(tool_name, schema, arguments)
+
+
+def argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """Why ``arguments`` cannot run ``tool``, or None when they can: the schema refuses them, or
+    a command tool cannot build an argument vector from them (a NUL byte, an unknown property).
+    Checked before any gate, so nobody approves a call that cannot run."""
+    problem = validate_arguments(tool.name, tool.input_schema, arguments)
+    if problem is not None or not isinstance(tool, ShowsCommand):
+        return problem
+    try:
+        tool.argv(arguments)
+    except ValueError as exc:
+        return f'building command line for "{tool.command_line}": {exc}'
+    return None
 
 
 def json_kind(value: object) -> str:

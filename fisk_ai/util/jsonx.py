@@ -10,7 +10,6 @@ but has no UTF-8 form, is kept, replaced or refused as the caller asks.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -21,7 +20,6 @@ MAX_DEPTH = 100
 shallow enough that every later recursive reader (schema checks, pydantic, json.dumps) stays
 well inside Python's recursion limit."""
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
@@ -50,30 +48,27 @@ def parse(
     parse_float: Callable[[str], Any] | None = None,
     refuse_constants: bool = True,
 ) -> Any:
-    """Decode one JSON document, or raise ``JsonError``.
+    """Decode one JSON document, or raise ``JsonError``: ``bounded.loads_json`` under the
+    name and error these readers know, with the same caps (size, nesting, a number out of
+    range such as ``1e999`` or a 5,000-digit integer).
 
     ``NaN`` and ``Infinity`` are not JSON and are refused unless ``refuse_constants`` is off.
     """
-    text = _text(data)
+    # bounded builds on this module's surrogate helpers, so it is imported where it is used.
+    from fisk_ai.errors import BoundedInputError
+    from fisk_ai.util.bounded import loads_json
+
     try:
-        value = json.loads(
-            text,
+        return loads_json(
+            data,
+            what="the document",
+            max_depth=max_depth,
+            surrogates=surrogates,
             parse_float=parse_float,
-            parse_constant=_refuse_constant if refuse_constants else None,
+            allow_constants=not refuse_constants,
         )
-    except RecursionError:
-        raise JsonError(f"nests deeper than {max_depth} levels") from None
-    except ValueError as bad:
-        raise JsonError(f"is not valid JSON ({bad})") from None
-    if text.count("[") + text.count("{") > max_depth and _depth_exceeds(value, max_depth):
-        raise JsonError(f"nests deeper than {max_depth} levels")
-    if surrogates is not Surrogates.KEEP and _SURROGATE_ESCAPE.search(text):
-        if surrogates is Surrogates.REFUSE:
-            if has_lone_surrogate(value):
-                raise JsonError("holds a lone surrogate escape, which has no UTF-8 form")
-        else:
-            value = replace_lone_surrogates(value)
-    return value
+    except BoundedInputError as bad:
+        raise JsonError(bad.problem) from None
 
 
 def has_lone_surrogate(value: object) -> bool:
@@ -103,34 +98,3 @@ def replace_lone_surrogates(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(replace_lone_surrogates(item) for item in value)
     return value
-
-
-def _text(data: bytes | str) -> str:
-    if isinstance(data, str):
-        return data
-    try:
-        return bytes(data).decode("utf-8")
-    except UnicodeDecodeError as bad:
-        raise JsonError(
-            f"is not valid UTF-8 text (byte 0x{bad.object[bad.start]:02x} at offset {bad.start})"
-        ) from None
-
-
-def _depth_exceeds(value: object, limit: int) -> bool:
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: list[Any] | Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth + 1 > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")

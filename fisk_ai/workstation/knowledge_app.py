@@ -9,6 +9,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from fisk_ai.screens.knowledge import DEFAULT_TOP_K, KnowledgeExplorer
+from fisk_ai.tui.theme import terminal_theme
 
 if TYPE_CHECKING:
     from fisk_ai.knowledge.access import KnowledgeIndex
@@ -27,6 +28,7 @@ class KnowledgeApp(App[None]):
 
     def __init__(self, index: KnowledgeIndex, *, top_k: int = DEFAULT_TOP_K) -> None:
         super().__init__()
+        self.theme = terminal_theme()
         self.index = index
         self.top_k = top_k
 

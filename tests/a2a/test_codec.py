@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -62,6 +63,16 @@ def test_every_kind_round_trips(message: Message) -> None:
     protocol = ProtocolId(message.protocol)
 
     assert decode(encode(message), direction=protocol.direction) == message
+
+
+def test_a_go_peers_nanoseconds_survive_a_decode_and_encode() -> None:
+    message = decode(_prompt(time="2026-08-16T11:00:00.123456789Z"), direction=Direction.TO_AGENT)
+    assert json.loads(encode(message))["time"] == "2026-08-16T11:00:00.123456789Z"
+
+
+def test_a_wire_time_still_compares_as_a_datetime() -> None:
+    message = decode(_prompt(time="2026-08-16T11:00:00.123456789Z"), direction=Direction.TO_AGENT)
+    assert message.time == datetime(2026, 8, 16, 11, 0, 0, 123456, tzinfo=UTC)
 
 
 def test_fields_left_at_their_zero_value_are_left_out() -> None:
@@ -162,6 +173,27 @@ def test_a_nan_is_not_a_json_number() -> None:
     refusal = _refusal(data)
 
     assert isinstance(refusal, InvalidMessage)
+
+
+def test_a_number_too_large_for_a_float_is_refused_with_a_400() -> None:
+    data = _prompt(budget={"max_tokens": 1}).replace(b'"max_tokens": 1', b'"max_tokens": 1e999')
+
+    refusal = _refusal(data)
+
+    assert isinstance(refusal, InvalidMessage)
+    assert refusal.service_code == 400
+    assert str(refusal) == "the message holds the number 1e999, which is out of range"
+
+
+def test_an_integer_of_5000_digits_is_refused_naming_its_length() -> None:
+    huge = b"9" * 5000
+    data = _prompt(budget={"max_tokens": 1}).replace(b'"max_tokens": 1', b'"max_tokens": ' + huge)
+
+    refusal = _refusal(data)
+
+    assert isinstance(refusal, InvalidMessage)
+    assert refusal.service_code == 400
+    assert "an integer of 5000 digits" in str(refusal)
 
 
 def test_a_missing_required_field_is_refused_naming_it() -> None:

@@ -42,6 +42,7 @@ EVERY_EVENT: list[Event] = [
     ToolCallEvent("toolu_2", "ask_human_confirm", {"question": "ok?"}),
     ToolResultEvent("toolu_1", "removed", exec=ExecRecord("stream rm ORDERS --force", 0)),
     ToolResultEvent("toolu_2", "no operator", is_error=True),
+    ToolResultEvent("toolu_3", "stopped after 1s", is_error=True, timed_out=True),
     StatusEvent(iteration=3, phase="calling-llm", usage=Usage(10, 20, 30, 40, 5)),
     StatusEvent(phase="replay_end", count=12, truncated=True),
     StatusEvent(iteration=2, phase="retrying", attempt=2, attempts=3, wait_seconds=2.5),
@@ -94,6 +95,27 @@ def test_a_tool_calls_command_line_travels_as_argv_beside_the_upstream_fields() 
         "input": {"stream": "ORDERS"},
         "argv": ["stream", "rm"],
     }
+
+
+def test_a_timed_out_result_says_so_beside_the_upstream_fields() -> None:
+    event = ToolResultEvent("toolu_1", "stopped after 1s", is_error=True, timed_out=True)
+
+    block = json.loads(encode(framed(event)))["block"]
+
+    assert block == {
+        "call_id": "toolu_1",
+        "is_error": True,
+        "output": "stopped after 1s",
+        "timed_out": True,
+    }
+
+
+def test_a_result_in_time_sends_the_bytes_a_go_peer_sends() -> None:
+    event = ToolResultEvent("toolu_1", "no such stream", is_error=True)
+
+    block = json.loads(encode(framed(event)))["block"]
+
+    assert block == {"call_id": "toolu_1", "is_error": True, "output": "no such stream"}
 
 
 def test_a_tool_call_from_a_peer_without_argv_shows_its_tool_name() -> None:

@@ -105,6 +105,13 @@ def test_a_refusal_before_start_carries_its_code_and_no_usage() -> None:
     assert (received.code, received.usage) == (ErrorCode.CONVERSATION_BUSY, None)
 
 
+@pytest.mark.parametrize("outcome", KEPT, ids=lambda outcome: type(outcome).__name__)
+def test_every_error_carries_a_stop_reason_beside_its_code(outcome: TurnOutcome) -> None:
+    received = over_the_wire(outcome)
+
+    assert isinstance(received, TerminalResult) or received.stop_reason
+
+
 def test_a_turn_that_ran_carries_the_conversation_totals() -> None:
     received = totals_of(over_the_wire(Completed("three streams")), "s-1")
 

@@ -8,6 +8,7 @@ from fisk_ai.tools.questions import (
     ApprovalChoice,
     ApprovalQuestion,
     DeclineWithReason,
+    NobodyToAsk,
     QuestionInterrupted,
 )
 from tests.fakes.prompter import INTERRUPT, ScriptedPrompter
@@ -59,6 +60,18 @@ async def test_declining_names_the_command_and_says_the_decision_is_final() -> N
 
     assert verdict.reason == (
         'the operator declined to run "stream rm -- ORDERS"; this decision is final, do not retry'
+    )
+
+
+async def test_nobody_to_ask_is_a_denial_saying_why_and_not_a_decline() -> None:
+    prompter = ScriptedPrompter([NobodyToAsk("the caller has no operator to ask")])
+
+    verdict = await ConfirmGate(prompter).decide(question())
+
+    assert verdict == GateVerdict(
+        False,
+        'the caller has no operator to ask, so nobody approved "stream rm -- ORDERS"; '
+        "this decision is final, do not retry",
     )
 
 

@@ -373,10 +373,12 @@ async def test_the_timeout_text_is_in_place_before_post_tool_use(
         result = await runner.start("go")
 
     expected = 'tool "slow" did not finish within 20ms (harness.tool_timeout) and was stopped'
-    assert seen == [Outcome(expected, is_error=True)]
+    assert seen == [Outcome(expected, is_error=True, timed_out=True)]
     assert results_of(await store.read(result.session_id)) == [
         ToolResultBlock("t1", expected, is_error=True)
     ]
+    [shown] = sink.of(ToolResultEvent)
+    assert shown.timed_out
 
 
 async def test_an_operator_paced_tool_has_no_deadline(

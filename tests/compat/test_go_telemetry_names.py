@@ -71,6 +71,7 @@ GO_ROOT_ATTRIBUTES = USAGE | {
 GO_CHAT_ATTRIBUTES = (USAGE - {"fisk.llm.uncached_input_tokens"}) | MODEL_LABELS
 GO_CHAT_ATTRIBUTES |= {
     "gen_ai.response.finish_reasons",
+    "gen_ai.conversation.id",
     "fisk.llm.iteration",
     "fisk.llm.messages",
     "fisk.llm.tools",
@@ -85,6 +86,9 @@ GO_TOOL_ATTRIBUTES = {
     "fisk.tool.outcome",
     "fisk.tool.arg_keys",
     "fisk.tool.remote",
+    "fisk.tool.confirm_gated",
+    "fisk.tool.rewritten",
+    "fisk.tool.resumed",
 }
 
 
@@ -101,7 +105,17 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Receiver]:
     resources = Resources(
         replace(SETTINGS, identity="ops"),
         ScriptedProvider(
-            [Response(reply, "tool_use", cached), answer("done")], provider="anthropic"
+            [
+                Response(
+                    reply,
+                    "tool_use",
+                    cached,
+                    response_id="msg_01",
+                    response_model="claude-opus-4-8-20261101",
+                ),
+                answer("done"),
+            ],
+            provider="anthropic",
         ),
         toolset(FakeTool("status", kind=Kind.APPLICATION)),
         FileSessionStore(Path(tmp_path_factory.mktemp("runs"))),
@@ -160,6 +174,12 @@ def test_each_model_call_carries_the_go_chat_attributes(exported: Receiver) -> N
     assert len(chats) == 2
     for chat in chats:
         assert set(attributes(chat)) >= GO_CHAT_ATTRIBUTES
+
+
+def test_a_model_call_names_the_reply_and_the_model_that_answered(exported: Receiver) -> None:
+    first = min(spans_named(exported, "chat "), key=lambda span: span.start_time_unix_nano)
+    assert attributes(first)["gen_ai.response.id"] == "msg_01"
+    assert attributes(first)["gen_ai.response.model"] == "claude-opus-4-8-20261101"
 
 
 def test_the_tool_span_carries_the_go_tool_attributes(exported: Receiver) -> None:

@@ -194,6 +194,23 @@ def test_knowledge_top_k_above_twenty_is_refused() -> None:
     assert "between 1 and 20" in str(error)
 
 
+def test_an_embeddings_block_setting_only_a_timeout_parses() -> None:
+    # As the Go fisk-ai parses it: the endpoint's keys are checked when the index is opened.
+    embeddings = parsed("harness: {knowledge: {embeddings: {timeout: 5s}}}").harness.knowledge
+    assert embeddings.embeddings is not None
+    assert embeddings.embeddings.timeout == timedelta(seconds=5)
+
+
+def test_an_embeddings_block_without_base_url_is_refused_when_the_index_opens() -> None:
+    from fisk_ai.errors import FiskError
+    from fisk_ai.knowledge.embeddings import check_embeddings
+
+    embeddings = parsed("harness: {knowledge: {embeddings: {timeout: 5s}}}").harness.knowledge
+    assert embeddings.embeddings is not None
+    with pytest.raises(FiskError, match=r"harness\.knowledge\.embeddings\.base_url"):
+        check_embeddings(embeddings.embeddings)
+
+
 def test_embeddings_timeout_defaults_to_thirty_seconds() -> None:
     embeddings = parsed(
         "harness: {knowledge: {embeddings: {base_url: 'http://127.0.0.1:1/v1', model: e}}}"

@@ -40,8 +40,9 @@ from tests.fakes.fiskapp import (
     write_fake_app,
 )
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.patience import DEADLINE
 
-WAIT = 30.0
+WAIT = DEADLINE
 IDENTITY = "nats-worker"
 MODEL = "claude-test-1"
 SUBJECTS = "choria.fisk-ai"

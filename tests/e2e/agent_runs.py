@@ -14,25 +14,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import FISK_VARIABLES, TERMINAL_VARIABLES, TEST_TERM, textual_setting
 from tests.e2e.conftest import FISK
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.patience import DEADLINE
 
 FAKE_KEY = "sk-fake-e2e"
 SUMMARY_LABELS = ("Run summary:", "Run suspended:")
 
-# Variables that would change what a run prints or where it reaches, unset for every run.
-_SURFACE_VARIABLES = (
-    "NO_COLOR",
-    "NO_TUI",
-    "VERBOSE",
-    "TOOL_OUTPUT",
-    "THINKING",
-    "HTTP_DEBUG",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "FISK_AI_CASSETTE",
-)
+# Variables that would change what a run prints or where it reaches, unset for every run (the
+# suite's fixture unsets them for each test; a module's fixture runs before it does).
+_SURFACE_VARIABLES = (*TERMINAL_VARIABLES, *FISK_VARIABLES, "FISK_AI_CASSETTE")
 
 
 def fisk_environment(
@@ -40,8 +32,11 @@ def fisk_environment(
 ) -> dict[str, str]:
     """The environment of a run: state under ``home``, pointed at ``api`` when given."""
     environment = {
-        name: value for name, value in os.environ.items() if name not in _SURFACE_VARIABLES
+        name: value
+        for name, value in os.environ.items()
+        if name not in _SURFACE_VARIABLES and not textual_setting(name)
     }
+    environment["TERM"] = TEST_TERM
     environment["XDG_STATE_HOME"] = str(home / "xdg-state")
     if api is not None:
         environment["ANTHROPIC_BASE_URL"] = api.base_url
@@ -51,7 +46,7 @@ def fisk_environment(
 
 
 def fisk(
-    *args: str, cwd: Path, env: Mapping[str, str], timeout: float = 60
+    *args: str, cwd: Path, env: Mapping[str, str], timeout: float = DEADLINE
 ) -> subprocess.CompletedProcess[str]:
     """Run `fisk ARGS...` to the end with stdin closed and its output captured (pipes)."""
     return subprocess.run(

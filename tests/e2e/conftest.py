@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.patience import DEADLINE
+
 FISK = Path(sys.executable).parent / "fisk"
 E2E = Path(__file__).resolve().parent
 
@@ -42,7 +44,7 @@ def run_fisk(tmp_path: Path) -> RunFisk:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=DEADLINE,
             check=False,
         )
 

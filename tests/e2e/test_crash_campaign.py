@@ -52,6 +52,7 @@ from tests.fakes.fiskapp import (
     wait_for_exit,
 )
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waiting on a pid needs pidfd_open"),
@@ -63,7 +64,6 @@ KILLS = int(os.environ.get("FISK_CRASH_CAMPAIGN", "4"))
 SEED = int(os.environ.get("FISK_CRASH_CAMPAIGN_SEED", "16"))
 STEPS = 4
 MAX_KILLS_PER_CONVERSATION = 6
-WITHIN = 30.0
 PROMPT = "drain and check nodes n1 to n4"
 ANSWER = "Nodes n1 to n4 are drained and checked."
 KINDS = ("tool", "journaled", "model")
@@ -309,10 +309,10 @@ def plan(kills: int, rng: random.Random) -> list[list[Point]]:
 
 
 async def first_or_exit(waiting: Awaitable[T], process: asyncio.subprocess.Process) -> T:
-    """``waiting``'s result; fails at once should the run end first, or after WITHIN seconds."""
+    """``waiting``'s result; fails at once should the run end first, or after DEADLINE seconds."""
     wanted = asyncio.ensure_future(waiting)
     exited = asyncio.ensure_future(process.wait())
-    done, _ = await asyncio.wait({wanted, exited}, timeout=WITHIN, return_when="FIRST_COMPLETED")
+    done, _ = await asyncio.wait({wanted, exited}, timeout=DEADLINE, return_when="FIRST_COMPLETED")
     if wanted in done:
         exited.cancel()
         return wanted.result()
@@ -321,7 +321,7 @@ async def first_or_exit(waiting: Awaitable[T], process: asyncio.subprocess.Proce
         assert process.stderr is not None
         stderr = (await process.stderr.read()).decode()
         raise AssertionError(f"fisk ended ({process.returncode}) before the kill point:\n{stderr}")
-    raise AssertionError(f"the kill point was not reached within {WITHIN} s")
+    raise AssertionError(f"the kill point was not reached within {DEADLINE} s")
 
 
 @dataclass
@@ -388,14 +388,14 @@ class Conversation:
         children: list[int] = []
         try:
             if kind == "tool":
-                tool_pid = await first_or_exit(read_pid(fifo, within=WITHIN), process)
+                tool_pid = await first_or_exit(read_pid(fifo, within=DEADLINE), process)
             elif kind == "journaled":
                 await first_or_exit(
                     self.watch.until(lambda: call_id(step) in self.results()), process
                 )
             else:
                 assert arrived is not None
-                await first_or_exit(asyncio.to_thread(arrived.wait, WITHIN), process)
+                await first_or_exit(asyncio.to_thread(arrived.wait, DEADLINE), process)
             children = children_of(process.pid)
             process.kill()
             await process.communicate()
@@ -412,7 +412,7 @@ class Conversation:
         self.tally.kills += 1
         self.tally.kinds[kind] += 1
         for pid in {*children, *([tool_pid] if tool_pid else [])}:
-            if not await wait_for_exit(pid, within=10):
+            if not await wait_for_exit(pid, within=DEADLINE):
                 kill_quietly(pid)
                 raise AssertionError(f"{pid}, a child of the killed run, outlived it")
         self.note_journaled()
@@ -424,7 +424,7 @@ class Conversation:
 
     async def complete(self) -> None:
         process = await self.start()
-        stdout, stderr = await asyncio.wait_for(process.communicate(), 120)
+        stdout, stderr = await asyncio.wait_for(process.communicate(), DEADLINE)
         assert process.returncode == 0, stderr.decode()
         assert stdout.decode() == ANSWER + "\n", stderr.decode()
 

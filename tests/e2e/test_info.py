@@ -12,6 +12,7 @@ from pathlib import Path
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import FISK, RunFisk
 from tests.fakes.fiskapp import application, command, sample_model, write_fake_app
+from tests.patience import DEADLINE
 
 
 def write_config(directory: Path, text: str) -> Path:
@@ -146,7 +147,7 @@ def run_on_terminal(args: list[str], env: dict[str, str]) -> str:
         if not chunk:
             break
         chunks.append(chunk)
-    process.wait(timeout=60)
+    process.wait(timeout=DEADLINE)
     os.close(controller)
     assert process.returncode == 0, process.stderr.read() if process.stderr else ""
     return b"".join(chunks).decode()

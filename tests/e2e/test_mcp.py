@@ -20,6 +20,7 @@ from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import application, command, write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.mcp.conftest import ECHO_SERVER
+from tests.patience import DEADLINE
 
 SECRET = "mcp-secret-token-0123456789"
 ANSWER = "Two and three make five."
@@ -178,13 +179,56 @@ def test_fisk_mcp_serves_lists_calls_and_drains_on_interrupt(tmp_path: Path) -> 
         assert names == ["status", "restart"]
         assert ran == "status"
         os.kill(process.pid, signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=DEADLINE)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
     assert process.returncode == 0, stderr
     assert "MCP server stopped" in stderr
+
+
+def test_a_client_configured_as_the_go_docs_write_it_is_served(tmp_path: Path) -> None:
+    app = write_fake_app(
+        tmp_path, application("ops", commands=[command("status", "Health", tags=["ai:read_only"])])
+    )
+    config = write_config(
+        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
+    )
+    process = subprocess.Popen(
+        [str(FISK), "mcp", "--config", str(config)],
+        cwd=tmp_path,
+        env=fisk_environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = ""
+        for line in process.stdout:
+            if line.startswith("    claude mcp add"):
+                url = line.split()[-1]
+                break
+        # The Go fisk-ai's docs: `claude mcp add --transport http nats http://127.0.0.1:8080`.
+        root = url.removesuffix("/mcp")
+
+        async def drive() -> str:
+            from mcp import Client
+
+            async with Client(root) as client:
+                result = await client.call_tool("status", {})
+            return str(json.loads(result.content[0].text)["command"])  # type: ignore[union-attr]
+
+        ran = asyncio.run(drive())
+        os.kill(process.pid, signal.SIGINT)
+        process.communicate(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert ran == "status"
 
 
 @pytest.fixture(autouse=True)
@@ -255,7 +299,7 @@ def test_every_mcp_key_shows_in_what_fisk_mcp_serves(tmp_path: Path) -> None:
 
         instructions, names = asyncio.run(drive())
         os.kill(process.pid, signal.SIGINT)
-        process.communicate(timeout=30)
+        process.communicate(timeout=DEADLINE)
     finally:
         if process.poll() is None:
             process.kill()

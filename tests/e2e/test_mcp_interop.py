@@ -20,6 +20,7 @@ from fisk_ai.tools.mcp.sessions import open_mcp_sessions
 from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import application, command, write_fake_app
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("npx") is None, reason="node (npx) is not installed"),
@@ -83,7 +84,7 @@ def test_the_inspector_lists_and_calls_fisk_mcp(tmp_path: Path) -> None:
         # A server that already ended was reaped above; its reason is the failure to report.
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
-            process.communicate(timeout=30)
+            process.communicate(timeout=DEADLINE)
     assert process.returncode == 0
 
 

@@ -29,6 +29,7 @@ from tests.e2e.agent_runs import (
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import application, arg, command, write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.e2e,
@@ -39,7 +40,7 @@ pytestmark = [
 
 SERVING = "ops-tools"
 ALIAS = "ops"
-WAIT = 30.0
+WAIT = DEADLINE
 ANSWER = "There is one stream."
 
 

@@ -47,6 +47,7 @@ from tests.fakes.fiskapp import (
     write_fake_app,
 )
 from tests.fakes.messages_api import FakeMessagesAPI, error, reply, text, tool_use
+from tests.patience import DEADLINE
 from tests.sessions.builders import fingerprint
 
 # The interrupted runs are module fixtures; on one xdist worker each runs once, not once per
@@ -104,7 +105,7 @@ async def start_run(home: Path, config: Path, env: dict[str, str]) -> asyncio.su
 async def finished(
     process: asyncio.subprocess.Process, stderr_so_far: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
+    stdout, stderr = await asyncio.wait_for(process.communicate(), DEADLINE)
     assert process.returncode is not None
     return subprocess.CompletedProcess(
         [], process.returncode, stdout.decode(), stderr_so_far + stderr.decode()
@@ -113,7 +114,7 @@ async def finished(
 
 async def running_tool_pid(process: asyncio.subprocess.Process, fifo: int) -> int:
     """The pid of the blocked command, once it runs; fails at once should fisk end first."""
-    pid = asyncio.ensure_future(read_pid(fifo, within=30))
+    pid = asyncio.ensure_future(read_pid(fifo, within=DEADLINE))
     exited = asyncio.ensure_future(process.wait())
     await asyncio.wait({pid, exited}, return_when=asyncio.FIRST_COMPLETED)
     if pid.done():
@@ -128,7 +129,7 @@ async def read_stderr_until(process: asyncio.subprocess.Process, wanted: str) ->
     assert process.stderr is not None
     seen = ""
     while wanted not in seen:
-        line = await asyncio.wait_for(process.stderr.readline(), 30)
+        line = await asyncio.wait_for(process.stderr.readline(), DEADLINE)
         if not line:
             raise AssertionError(f"fisk ended before printing {wanted!r}:\n{seen}")
         seen += line.decode()

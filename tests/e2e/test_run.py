@@ -38,6 +38,7 @@ from tests.fakes.fiskapp import (
     write_fake_app,
 )
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, thinking, tool_use, usage
+from tests.patience import DEADLINE
 from tests.telemetry.receiver import Receiver, attributes
 
 # The shared runs are module fixtures; on one xdist worker each runs once, not once per worker.
@@ -394,7 +395,7 @@ def imports_of_run(home: Path, env: dict[str, str], *args: str) -> dict[str, Any
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=DEADLINE,
         check=False,
     )
     assert probe.returncode == 0, probe.stderr

@@ -18,6 +18,7 @@ from fisk_ai.broker.server import locate_server_binary
 from tests.e2e.a2a_wire import IDENTITY, Site, Worker, wire_site
 from tests.e2e.conftest import FISK
 from tests.fakes.messages_api import reply, text
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.e2e,
@@ -56,7 +57,7 @@ async def client(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(DEADLINE):
         stdout, stderr = await process.communicate()
     assert process.returncode is not None
     return subprocess.CompletedProcess(

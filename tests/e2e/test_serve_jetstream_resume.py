@@ -15,6 +15,7 @@ from tests.e2e.agent_runs import repeated_model_calls, tool_results
 from tests.e2e.test_session_jetstream import STREAM, add_session_stream
 from tests.fakes.fiskapp import kill_quietly, open_pid_fifo, read_pid, runs_of
 from tests.fakes.messages_api import reply, text, tool_use
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.e2e,
@@ -51,7 +52,7 @@ async def test_a_turn_whose_worker_was_killed_is_resumed_by_another_without_repe
             inbox = await peer.send(
                 peer.message("request.prompt", request="hold1", prompt="hold the streams")
             )
-            pid = await read_pid(pid_fifo)
+            pid = await read_pid(pid_fifo, within=DEADLINE)
             try:
                 before = await inbox.until("event.tool_call")
                 first.process.kill()

@@ -42,6 +42,7 @@ from tests.fakes.fiskapp import (
     write_fake_app,
 )
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.e2e,
@@ -52,7 +53,7 @@ pytestmark = [
 
 IDENTITY = "ops-agent"
 MODEL = "claude-test-1"
-WAIT = 30.0
+WAIT = DEADLINE
 REQUEST_TIMEOUT = timedelta(seconds=WAIT)
 CHANNEL_DRAINING_LINE = (
     "draining: no new work is taken and running work stops where it can resume. "

@@ -23,6 +23,7 @@ from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.tools.builtin.hitl import hitl_tools
 from tests.e2e.conftest import FISK, RunFisk
 from tests.fakes.fiskapp import sample_model, write_fake_app
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.e2e,
@@ -32,7 +33,7 @@ pytestmark = [
 ]
 
 IDENTITY = "ops-tools"
-WAIT = 30.0
+WAIT = DEADLINE
 
 
 @dataclass(frozen=True)

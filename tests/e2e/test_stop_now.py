@@ -42,7 +42,8 @@ from tests.e2e.test_resume import ANSWER, DRAIN_TURNS, PROMPT, drain_application
 from tests.fakes.fiskapp import kill_quietly, release, runs_of, write_fake_app
 from tests.fakes.messages_api import reply, text, tool_use
 from tests.fakes.watched_messages_api import HANG_GUARD, WatchedMessagesAPI
-from tests.tui.test_tmux_run import DEADLINE, Pane, tmux_environment
+from tests.patience import DEADLINE
+from tests.tui.test_tmux_run import Pane, tmux_environment
 from tests.tui.workstation import ops_model
 
 __all__ = ["tmux_environment"]  # the fixture, used by name

@@ -12,9 +12,20 @@ In a test::
 
 Each ``POST /v1/messages`` takes the next turn. A reply turn becomes a complete message (the
 request's model echoed, ``request-id: req_fake_N``); an ``error(status, ...)`` turn becomes an API
-error body with ``x-should-retry: false`` so the SDK does not retry it. A request past the end of
-the script gets a 400 saying the script ran out. A request without ``Authorization: Bearer`` or
-``x-api-key`` gets a 401, and so does a wrong key when the fake was given ``api_key``.
+error body with ``x-should-retry: false`` so the SDK does not retry it.
+
+A request with ``"stream": true`` gets the reply as the API streams it: server-sent events over
+a chunked body (message_start, a ping, content_block_start/delta/stop per block with text,
+thinking and signature deltas and tool input as input_json_delta pieces, message_delta with the
+stop reason and usage, message_stop). ``reply(..., chunk=N)`` sets the size of each text,
+thinking or tool input piece; ``cut_after=N`` drops the connection after N events, mid-answer;
+``error_after=(N, error_type)`` sends an ``error`` event after N events and ends there.
+``pause(request_number, after=N)`` holds that stream after N events until the returned event is
+set; ``events_sent(request_number)`` counts the events a stream has written so far.
+
+A request past the end of the script gets a 400 saying the script ran out. A request without
+``Authorization: Bearer`` or ``x-api-key`` gets a 401, and so does a wrong key when the fake was
+given ``api_key``.
 
 From another process (the end-to-end tests point ``ANTHROPIC_BASE_URL`` at it)::
 
@@ -39,6 +50,9 @@ from types import TracebackType
 from typing import IO, Any
 
 Turn = dict[str, Any]
+
+DEFAULT_CHUNK = 16
+"""Characters of text, thinking or tool input per delta of a streamed reply."""
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -85,13 +99,94 @@ def reply(
     *content: Mapping[str, Any],
     stop_reason: str = "end_turn",
     usage_counts: Mapping[str, Any] | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    cut_after: int | None = None,
+    error_after: tuple[int, str] | None = None,
+    chunk_delay: float = 0.0,
 ) -> Turn:
-    """A successful turn: these content blocks, this stop reason, these token counts."""
-    return {
+    """A successful turn: these content blocks, this stop reason, these token counts. The
+    other arguments shape its stream, when it is asked for one (``chunk_delay`` paces it: the
+    seconds between two events, for benchmarks)."""
+    turn: Turn = {
         "content": [dict(block) for block in content],
         "stop_reason": stop_reason,
         "usage": dict(usage_counts) if usage_counts is not None else usage(),
+        "chunk": chunk,
     }
+    if cut_after is not None:
+        turn["cut_after"] = cut_after
+    if error_after is not None:
+        turn["error_after"] = list(error_after)
+    if chunk_delay:
+        turn["chunk_delay"] = chunk_delay
+    return turn
+
+
+def stream_events(message: Mapping[str, Any], chunk: int = DEFAULT_CHUNK) -> list[tuple[str, Any]]:
+    """The server-sent events, as (event name, data) pairs, that stream ``message``."""
+    chunk = max(1, chunk)
+    counts = dict(message.get("usage") or {})
+    opening = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**counts, "output_tokens": 1},
+    }
+    events: list[tuple[str, Any]] = [
+        ("message_start", {"type": "message_start", "message": opening}),
+        ("ping", {"type": "ping"}),
+    ]
+    for index, block in enumerate(message.get("content") or []):
+        start, deltas = _block_events(block, chunk)
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start},
+            )
+        )
+        events.extend(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+                "usage": counts,
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _pieces(value: str, size: int) -> list[str]:
+    return [value[start : start + size] for start in range(0, len(value), size)]
+
+
+def _block_events(block: Mapping[str, Any], chunk: int) -> tuple[dict[str, Any], list[Any]]:
+    """A block's content_block_start body and its deltas, as the API splits them."""
+    kind = block.get("type")
+    if kind == "text":
+        pieces = _pieces(str(block.get("text") or ""), chunk)
+        return {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in pieces]
+    if kind == "thinking":
+        pieces = _pieces(str(block.get("thinking") or ""), chunk)
+        deltas: list[Any] = [{"type": "thinking_delta", "thinking": p} for p in pieces]
+        deltas.append({"type": "signature_delta", "signature": block.get("signature") or ""})
+        return {"type": "thinking", "thinking": "", "signature": ""}, deltas
+    if kind in ("tool_use", "server_tool_use"):
+        arguments = json.dumps(block.get("input") or {})
+        start = {**block, "input": {}}
+        return start, [
+            {"type": "input_json_delta", "partial_json": p} for p in _pieces(arguments, chunk)
+        ]
+    # Server-side results and redacted thinking arrive whole in their start event.
+    return dict(block), []
 
 
 def error(
@@ -123,6 +218,10 @@ class FakeMessagesAPI:
         self._holds: dict[int, threading.Event] = {}
         self._retry_after_ms: dict[int, int] = {}
         """The requests answered with a retryable error, by number: how long to wait."""
+        self._streams: dict[int, Turn] = {}
+        """The requests answered with a stream, by number: the turn that shapes it."""
+        self._pauses: dict[int, tuple[int, threading.Event]] = {}
+        self._sent: dict[int, int] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll keeps stop() quick: shutdown waits for the serving loop's next look.
@@ -150,6 +249,19 @@ class FakeMessagesAPI:
         with self._lock:
             self._holds[request_number] = release
         return release
+
+    def pause(self, request_number: int, *, after: int) -> threading.Event:
+        """Hold the stream answering request ``request_number`` once it has written ``after``
+        events, until the returned event is set."""
+        release = threading.Event()
+        with self._lock:
+            self._pauses[request_number] = (after, release)
+        return release
+
+    def events_sent(self, request_number: int) -> int:
+        """How many events the stream answering request ``request_number`` has written."""
+        with self._lock:
+            return self._sent.get(request_number, 0)
 
     def log_to(self, path: Path) -> None:
         self._log = path.open("a", encoding="utf-8")
@@ -208,6 +320,15 @@ class FakeMessagesAPI:
                 self._retry_after_ms[number] = int(turn["retry_after_ms"])
             return int(turn["status"]), _error_body(turn), number
         model = body.get("model", "") if isinstance(body, dict) else ""
+        # A turn whose content is no list stands for an endpoint that is not the Messages API,
+        # which answers with JSON whatever the request asked for.
+        if (
+            isinstance(body, dict)
+            and body.get("stream") is True
+            and isinstance(turn.get("content"), list)
+        ):
+            with self._lock:
+                self._streams[number] = turn
         message = {
             "id": f"msg_fake_{number}",
             "type": "message",
@@ -248,6 +369,10 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode("utf-8", "replace")
             headers = {name.lower(): value for name, value in self.headers.items()}
             status, answer, number = api._answer(self.path, headers, body)
+            streamed = api._streams.get(number)
+            if status == 200 and streamed is not None:
+                self._stream(answer, streamed, number)
+                return
             payload = json.dumps(answer).encode("utf-8")
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -261,6 +386,50 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 self.send_header("x-should-retry", "false")
             self.end_headers()
             self.wfile.write(payload)
+
+        def _stream(self, message: Mapping[str, Any], turn: Turn, number: int) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("transfer-encoding", "chunked")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("request-id", f"req_fake_{number}")
+            self.end_headers()
+            events = stream_events(message, int(turn.get("chunk") or DEFAULT_CHUNK))
+            try:
+                self._write_events(events, turn, number)
+            except ConnectionError:
+                # The reader left part way (a timeout or a cancel): nobody to write to.
+                self.close_connection = True
+
+        def _write_events(self, events: list[tuple[str, Any]], turn: Turn, number: int) -> None:
+            cut_after = turn.get("cut_after")
+            error_after = turn.get("error_after")
+            delay = float(turn.get("chunk_delay") or 0.0)
+            pacer = threading.Event()
+            for written, (name, data) in enumerate(events):
+                pause = api._pauses.get(number)
+                if pause is not None and written == pause[0]:
+                    pause[1].wait()
+                if cut_after is not None and written == cut_after:
+                    # No closing chunk: the reader sees the body end part way.
+                    self.close_connection = True
+                    return
+                if error_after is not None and written == error_after[0]:
+                    failure = {"type": error_after[1], "message": f"fake {error_after[1]}"}
+                    self._event("error", {"type": "error", "error": failure})
+                    break
+                self._event(name, data)
+                with api._lock:
+                    api._sent[number] = written + 1
+                if delay:
+                    pacer.wait(delay)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _event(self, name: str, data: Any) -> None:
+            frame = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+            self.wfile.flush()
 
         def log_message(self, format: str, *args: Any) -> None:
             return None

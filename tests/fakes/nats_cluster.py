@@ -49,6 +49,7 @@ from fisk_ai.broker.server import locate_server_binary
 from fisk_ai.serve.jobs.wire import TASKS_STREAM, enqueue, load_task, parse_time, queue_stream
 from fisk_ai.util.ids import new_ksuid
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.patience import DEADLINE
 
 QUEUE = "FISK_AI"
 SESSIONS_STREAM = "FISK_SESSIONS"
@@ -58,7 +59,7 @@ MODEL = "claude-test-1"
 RUN_TIME = 4.0
 """Seconds: the queue's run time (the WORKERS ack_wait), short so a killed worker's job comes
 back soon."""
-START_WAIT = 30.0
+START_WAIT = DEADLINE
 LEADER_POLL = 0.05
 """Seconds between two looks at the monitoring endpoint while the cluster elects a leader."""
 RECONCILE_AFTER = 2.0
@@ -575,7 +576,7 @@ class Fleet:
 
 
 async def run_fleet(
-    fleet: Fleet, jobs: int, *, kill: Kill | None = None, within: float = 120.0
+    fleet: Fleet, jobs: int, *, kill: Kill | None = None, within: float = DEADLINE
 ) -> FleetRun:
     """Submit ``jobs`` jobs and wait until each is finished; see the module docstring."""
     client = await fleet.cluster.connect("producer")

@@ -21,12 +21,14 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.patience import DEADLINE
+
 APP_TOKEN = "xapp-1-test"
 BOT_TOKEN = "xoxb-test"
 TEAM = "T0TEAM"
 BOT_USER = "UBOT"
 
-_WAIT = 10.0
+_WAIT = DEADLINE
 """Seconds a test waits for the bot to do something before it fails."""
 
 

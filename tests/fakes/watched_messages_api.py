@@ -17,10 +17,11 @@ from http.server import ThreadingHTTPServer
 from typing import Any, Self
 
 from tests.fakes.messages_api import FakeMessagesAPI, Turn
+from tests.patience import DEADLINE
 
 __all__ = ["HANG_GUARD", "WatchedMessagesAPI"]
 
-HANG_GUARD = 30.0
+HANG_GUARD = DEADLINE
 """How long a test waits on something that happens at once before it calls the wait a hang."""
 
 

@@ -80,6 +80,16 @@ def test_an_extreme_regular_expression_is_one_sentence(pattern: str, tmp_path: P
     assert "regular expression" in _config_refusal(text, tmp_path)
 
 
+@pytest.mark.parametrize(
+    "pattern", ["(" * 5000 + ")" * 5000, "a{4294967296}"], ids=["nested", "repeated"]
+)
+def test_an_extreme_regular_expression_names_its_key_and_line(pattern: str, tmp_path: Path) -> None:
+    text = BASE + f"include:\n  tools:\n    - '{pattern}'\n"
+    message = _config_refusal(text, tmp_path)
+    assert 'line 6: "include.tools[0]" is not a valid regular expression' in message
+    assert len(message) < 400
+
+
 def test_an_agent_yaml_past_the_size_cap_is_refused(tmp_path: Path) -> None:
     text = BASE + "include:\n  tools:\n    - '" + "a" * 2_000_000 + "'\n"
     assert "past the cap of 1,048,576 bytes" in _config_refusal(text, tmp_path)

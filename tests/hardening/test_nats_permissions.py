@@ -30,6 +30,7 @@ from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.broker.server import locate_server_binary
 from tests.fakes.provider import answer
+from tests.patience import DEADLINE
 from tests.serve.prompts import engine
 from tests.serve.prompts.engine import IDENTITY, StartAgent, client
 
@@ -118,7 +119,7 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
     assert process.stderr is not None
     url = ""
     log: list[str] = []
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(DEADLINE):
         while True:
             line = (await process.stderr.readline()).decode()
             assert line, "nats-server ended before it was ready:\n" + "".join(log)

@@ -19,6 +19,7 @@ from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.test_resume import DRAIN_TURNS, drain_application, running_tool_pid, start_run
 from tests.fakes.fiskapp import kill_quietly, wait_for_exit
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.patience import DEADLINE
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waiting on a pid needs pidfd_open"),
@@ -46,9 +47,11 @@ async def test_a_killed_run_takes_its_tool_and_broker_with_it(tmp_path: Path) ->
             others = [pid for pid in _children_of(process.pid) if pid != tool_pid]
             process.kill()
             await process.wait()
-            assert await wait_for_exit(tool_pid, within=10), f"the tool {tool_pid} outlived fisk"
+            assert await wait_for_exit(tool_pid, within=DEADLINE), (
+                f"the tool {tool_pid} outlived fisk"
+            )
             for pid in others:
-                assert await wait_for_exit(pid, within=10), f"fisk's child {pid} outlived it"
+                assert await wait_for_exit(pid, within=DEADLINE), f"fisk's child {pid} outlived it"
         finally:
             if process.returncode is None:
                 process.kill()

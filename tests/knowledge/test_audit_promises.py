@@ -26,6 +26,7 @@ from fisk_ai.lineui.knowledge import search_lines, source_lines
 from fisk_ai.tools.base import ExecDeps
 from fisk_ai.tools.builtin.knowledge import KnowledgeSearch
 from tests.knowledge.conftest import index, write_corpus
+from tests.patience import DEADLINE
 
 AGENT_YAML = (
     "identity: ops\nsystem_prompt: hi\n"
@@ -136,9 +137,9 @@ def test_watch_without_the_initial_pass_indexes_only_later_changes(tmp_path: Pat
         thread = threading.Thread(target=watcher.run, args=(lambda _r: indexed.set(), stop))
         thread.start()
         try:
-            assert watcher.watching.wait(10), "the watch never started"
+            assert watcher.watching.wait(DEADLINE), "the watch never started"
             (docs / "after.md").write_text("# After\n\nbeta\n")
-            assert indexed.wait(30), "the change was never indexed"
+            assert indexed.wait(DEADLINE), "the change was never indexed"
         finally:
             stop.set()
             thread.join(10)

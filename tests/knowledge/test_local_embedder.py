@@ -20,6 +20,7 @@ from fisk_ai import config
 from fisk_ai.cli.main import main
 from fisk_ai.knowledge.local_embedder import INSTALL_COMMAND, LocalEmbedder
 from tests.knowledge.conftest import write_corpus
+from tests.patience import DEADLINE
 
 np = pytest.importorskip(
     "numpy", reason=f"the local embedder is not installed here; {INSTALL_COMMAND}"
@@ -177,7 +178,7 @@ def test_the_installed_fisk_indexes_and_searches_with_the_local_embedder(
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [fisk, "knowledge", *argv], capture_output=True, text=True, check=True, timeout=120
+            [fisk, "knowledge", *argv], capture_output=True, text=True, check=True, timeout=DEADLINE
         )
 
     assert run("index").stdout.endswith("(3 files, 3 chunks, 3 embeddings)\n")

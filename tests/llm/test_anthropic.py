@@ -52,6 +52,7 @@ from tests.fakes.messages_api import (
     usage,
 )
 from tests.llm.conftest import API_KEY, MODEL
+from tests.patience import DEADLINE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,7 +106,7 @@ def in_fresh_interpreter(code: str) -> str:
         capture_output=True,
         text=True,
         check=True,
-        timeout=60,
+        timeout=DEADLINE,
     )
     return completed.stdout.strip()
 
@@ -384,7 +385,7 @@ async def test_the_wire_body_is_what_build_params_assembled(
         tools=tuple(deferrable_tools(2)), thinking=ThinkingMode.ON, reasoning_effort="low"
     )
     await provider.call(request)
-    assert messages_api.requests[0] == build_params(request)
+    assert messages_api.requests[0] == {**build_params(request), "stream": True}
 
 
 async def test_every_response_block_kind_is_decoded(
@@ -662,7 +663,7 @@ async def test_the_fake_serves_from_another_process(tmp_path: Path) -> None:
         await server.wait()
     assert port_file.read_text() == str(port)
     assert response.message.text == "from the script"
-    assert json.loads(log.read_text())["body"] == build_params(make_request())
+    assert json.loads(log.read_text())["body"] == {**build_params(make_request()), "stream": True}
 
 
 async def test_the_http_debug_file_hides_the_custom_headers_values(

@@ -46,7 +46,8 @@ async def test_a_response_body_echoing_the_key_is_logged_masked(
     messages_api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
     debug = tmp_path / "http-debug.log"
-    messages_api.script([reply(text(f"your key is {API_KEY} via {GATEWAY_TOKEN}"))])
+    # In one piece: a stream that splits the text splits the key, leaving nothing whole to mask.
+    messages_api.script([reply(text(f"your key is {API_KEY} via {GATEWAY_TOKEN}"), chunk=4096)])
     await debugged_call(messages_api, debug)
     dumped = debug.read_text()
     assert API_KEY not in dumped

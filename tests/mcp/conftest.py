@@ -76,3 +76,19 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+RAW_SERVER = Path(__file__).resolve().parent / "raw_server.py"
+
+
+def raw_entry(name: str = "raw", **env: str) -> McpClient:
+    """An mcp_clients entry starting the hand-written handshake-era server of raw_server.py."""
+    return McpClient.model_validate(
+        {
+            "name": name,
+            "alias": name,
+            "command": sys.executable,
+            "args": [str(RAW_SERVER)],
+            "env": env,
+        }
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -20,6 +21,7 @@ from fisk_ai.cli.mcp import lone_knowledge_tool
 from fisk_ai.config import ConfirmOverMcp
 from fisk_ai.knowledge.access import KnowledgeIndex
 from fisk_ai.llm.types import ToolDef
+from fisk_ai.mcpserver.listener import HUNG_UP_LINE, HangUpFolding, streamable_app
 from fisk_ai.mcpserver.serving import (
     ServeOptions,
     ToolCalls,
@@ -146,15 +148,46 @@ async def test_anything_but_an_approval_declines(tmp_path: Path, answer: bool | 
     assert not any(line.startswith("running") for line in log)
 
 
-async def test_a_client_without_elicitation_runs_gated_commands_under_auto(
-    tmp_path: Path,
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_client_without_elicitation_is_refused_under_auto(
+    tmp_path: Path, mode: str
 ) -> None:
     log: list[str] = []
     calls = calls_for(await ops_tools(tmp_path), log=log)
+    async with Client(build_server(calls), mode=mode) as client:
+        result = await client.call_tool("purge", {})
+    assert result.is_error
+    assert "cannot be asked through elicitation; the command was not run" in text_of(result)
+    assert log == ["refused purge: the client cannot be asked (confirm_over_mcp: auto)"]
+
+
+async def test_never_runs_a_gated_command_for_a_client_without_elicitation(
+    tmp_path: Path,
+) -> None:
+    calls = calls_for(await ops_tools(tmp_path), confirm=ConfirmOverMcp.NEVER)
     async with Client(build_server(calls)) as client:
         result = await client.call_tool("purge", {})
     assert not result.is_error
-    assert any("ungated" in line for line in log)
+    assert json.loads(text_of(result))["command"] == "purge"
+
+
+async def test_arguments_are_checked_before_anybody_is_asked(tmp_path: Path) -> None:
+    asked: list[str] = []
+    calls = calls_for(await ops_tools(tmp_path))
+    async with Client(build_server(calls), elicitation_callback=answering(True, asked)) as client:
+        result = await client.call_tool("restart", {"nmae": "web"})
+    assert result.is_error
+    assert "without required parameter(s): name" in text_of(result)
+    assert asked == []
+
+
+async def test_a_call_that_did_not_run_is_not_logged_as_running(tmp_path: Path) -> None:
+    log: list[str] = []
+    calls = calls_for(await ops_tools(tmp_path), log=log)
+    async with Client(build_server(calls), elicitation_callback=answering(True, [])) as client:
+        await client.call_tool("restart", {"name": 7})
+    assert not any(line.startswith("running") for line in log)
+    assert log and log[0].startswith("refused restart: ")
 
 
 async def test_a_client_without_elicitation_is_refused_under_always(tmp_path: Path) -> None:
@@ -321,6 +354,75 @@ async def test_a_client_searches_knowledge_through_fisk_mcp(tmp_path: Path) -> N
 
     assert listed == {"knowledge_search", "knowledge_enumerate"}
     assert json.loads(text_of(result))["status"] == "index_not_built"
+
+
+async def test_knowledge_tools_are_read_only_idempotent_and_closed_world(tmp_path: Path) -> None:
+    tools = knowledge_tools(tmp_path)
+    selection = select_mcp_tools(
+        tools, builtins=frozenset({"knowledge_search", "knowledge_enumerate"})
+    )
+    calls = ToolCalls(selection.exposed, ServeOptions(name="docs", version="1.0.0"))
+    async with Client(build_server(calls)) as client:
+        listed = (await client.list_tools()).tools
+    for tool in listed:
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is True
+        assert tool.annotations.idempotent_hint is True
+        assert tool.annotations.open_world_hint is False
+
+
+async def test_the_endpoint_answers_at_the_root_as_the_go_docs_configure_it(
+    tmp_path: Path,
+) -> None:
+    calls = calls_for(await ops_tools(tmp_path))
+    async with served_over_http(streamable_app(calls, "127.0.0.1")) as url:
+        root = url.removesuffix("/mcp")
+        async with Client(root) as client:
+            result = await client.call_tool("status", {})
+    assert json.loads(text_of(result))["command"] == "status"
+
+
+def test_a_client_hanging_up_mid_call_leaves_one_line_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # What the SDK's transport and then uvicorn log when a client's session closes under a
+    # call (a race no test can call up on demand): a ClosedResourceError, then uvicorn's
+    # complaint about the error response it could no longer send.
+    import anyio
+
+    said: list[str] = []
+    folding = HangUpFolding(said.append)
+    folding.install()
+    try:
+        try:
+            raise anyio.ClosedResourceError
+        except anyio.ClosedResourceError:
+            logging.getLogger("mcp.server.streamable_http").exception("Error handling POST request")
+            try:
+                raise RuntimeError(
+                    "Unexpected ASGI message 'http.response.start' sent, after response "
+                    "already completed."
+                )
+            except RuntimeError:
+                logging.getLogger("uvicorn.error").exception("Exception in ASGI application")
+    finally:
+        folding.remove()
+    assert said == [HUNG_UP_LINE]
+    assert not [record for record in caplog.records if record.exc_info]
+
+
+def test_another_transport_failure_keeps_its_first_line() -> None:
+    said: list[str] = []
+    folding = HangUpFolding(said.append)
+    folding.install()
+    try:
+        try:
+            raise ValueError("bad frame\nmore detail")
+        except ValueError:
+            logging.getLogger("mcp.server.streamable_http").exception("SSE response error")
+    finally:
+        folding.remove()
+    assert said == ["mcp: SSE response error: ValueError: bad frame"]
 
 
 def test_serving_one_knowledge_tool_warns_what_a_caller_loses() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fisk_ai.multiplex import PaneState, Reporter, TmuxPane, detect
+from tests.patience import DEADLINE
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -31,7 +32,7 @@ class Server:
             capture_output=True,
             text=True,
             check=True,
-            timeout=10,
+            timeout=DEADLINE,
             stdin=subprocess.DEVNULL,
         )
         return completed.stdout.rstrip("\n")
@@ -53,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         ["tmux", "-L", label, "-f", "/dev/null", *session],
         env=environ,
         check=True,
-        timeout=10,
+        timeout=DEADLINE,
         stdin=subprocess.DEVNULL,
     )
     socket_path = subprocess.run(
@@ -62,7 +63,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         capture_output=True,
         text=True,
         check=True,
-        timeout=10,
+        timeout=DEADLINE,
     ).stdout.strip()
     running = Server(socket_path=socket_path)
     try:

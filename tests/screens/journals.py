@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from fisk_ai.llm.types import Message, Role, TextBlock, ThinkingBlock, ToolUseBlock
@@ -17,8 +16,6 @@ from fisk_ai.sessions import (
 )
 from fisk_ai.sessions.fold import Conversation
 from tests.sessions.builders import journal, meta, result
-
-os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 OUTPUT_LINES = 30
 THINKING = "\n".join(f"weighing option {number} against the stream limits" for number in range(12))

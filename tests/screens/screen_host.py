@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import Generic, TypeVar
 
 from textual.app import App
 from textual.screen import Screen
 
-os.environ["TEXTUAL_ANIMATIONS"] = "none"
+from tests.tui.settle import SteadyCursors, pinned
 
 SIZE = (100, 30)
 UNANSWERED = object()
@@ -16,9 +15,10 @@ UNANSWERED = object()
 ResultT = TypeVar("ResultT")
 
 
-class ScreenHost(App[None], Generic[ResultT]):
+class ScreenHost(SteadyCursors, App[None], Generic[ResultT]):
     def __init__(self, screen: Screen[ResultT]) -> None:
         super().__init__()
+        pinned(self)
         self.shown = screen
         self.answer: object = UNANSWERED
 

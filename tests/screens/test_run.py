@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 
 from textual.message import Message
 from textual.widgets import Static
@@ -15,8 +14,6 @@ from fisk_ai.tui.bridge import RunBridge
 from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import RunState
 from fisk_ai.workstation.app import FiskApp
-
-os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 SIZE = (100, 30)
 SETUP = RunSetup(model="test-model", prompt="hello", bell=False, version="test")

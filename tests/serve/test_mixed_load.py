@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from tests.fakes.nats_cluster import (
     run_fleet,
 )
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, Posted
+from tests.patience import DEADLINE, DEADLINE_DELTA
 
 pytestmark = [
     pytest.mark.e2e,
@@ -51,7 +51,7 @@ FIRST_MENTION = 2000
 """Mentions are numbered after the prompts. Each opens a thread in a channel of its own, so the
 channel history a thread's opening turn reads holds no other mention's number."""
 ANA = "U024BE7LH"
-WAIT = timedelta(seconds=60)
+WAIT = DEADLINE_DELTA
 SERVED = Channels(
     job_slots=8, prompt_slots=PROMPTS, tools=True, tool_slots=TOOL_CALLERS, slack_slots=3
 )
@@ -147,7 +147,7 @@ async def load(
         answered, replies, run, threads = await asyncio.gather(
             prompts(transport),
             tool_calls(transport),
-            run_fleet(running, JOBS, within=90.0),
+            run_fleet(running, JOBS, within=DEADLINE),
             slack_mentions(slack),
         )
     finally:

@@ -4,6 +4,7 @@ ending, and a message over the size cap trimmed rather than dropped."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,6 +14,7 @@ from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
 from fisk_ai.a2a.messages import (
     Ack,
     EventStatus,
+    EventToolCall,
     ExecResult,
     Identity,
     Message,
@@ -21,12 +23,15 @@ from fisk_ai.a2a.messages import (
     StatusBody,
     TerminalError,
     TerminalResult,
+    ToolCallBody,
     ToolReply,
     new_request,
+    reply_header,
 )
 from fisk_ai.a2a.transport import Delivery
 from fisk_ai.a2a.vocabulary import Direction, ErrorCode, StopReason
-from fisk_ai.serve.replies import ReplySet
+from fisk_ai.serve.replies import ReplySet, encode_fitting
+from tests.patience import DEADLINE
 
 AGENT = Identity(name="ops")
 CALLER = Identity(name="peer")
@@ -50,7 +55,7 @@ class Inbox:
         self.arrived.put_nowait(decode(delivery.data, direction=Direction.TO_CALLER))
 
     async def take(self, count: int) -> list[Message]:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(DEADLINE):
             return [await self.arrived.get() for _ in range(count)]
 
 
@@ -140,3 +145,18 @@ async def test_a_tool_reply_over_the_size_cap_says_its_output_was_truncated(
     assert isinstance(reply, ToolReply)
     assert output.startswith(reply.output) and len(reply.output) < len(output)
     assert reply.exec is not None and reply.exec.truncated
+
+
+def test_a_tool_call_over_the_size_cap_carries_the_start_of_its_arguments_as_text() -> None:
+    arguments = {"stream": "ORDERS", "subjects": ["orders." + "x" * 64] * 20_000}
+    request = new_request(RequestPrompt, sender=CALLER, prompt="hi")
+    header = reply_header(request, sender=AGENT, sequence=2)
+    block = ToolCallBody(id="tu_1", name="stream_add", input=arguments, argv=("stream", "add"))
+    call = EventToolCall(**header, block=block)
+
+    sent = decode(encode_fitting(call), direction=Direction.TO_CALLER)
+
+    assert isinstance(sent, EventToolCall)
+    assert (sent.block.id, sent.block.name, sent.block.argv) == ("tu_1", "stream_add", ())
+    cut = sent.block.input["truncated_input"]
+    assert json.dumps(arguments).startswith(cut) and 0 < len(cut) < len(json.dumps(arguments))

@@ -51,6 +51,7 @@ from tests.fakes.fiskapp import (
     wait_for_exit,
     write_fake_app,
 )
+from tests.patience import DEADLINE_DELTA
 from tests.serve.wire import assert_conforms
 
 pytestmark = pytest.mark.skipif(
@@ -58,7 +59,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 IDENTITY = "ops"
-WAIT = timedelta(seconds=10)
+WAIT = DEADLINE_DELTA
 CALLER = Identity(name="peer")
 
 

@@ -16,7 +16,7 @@ from fisk_ai.sessions import (
     compute_fingerprint,
     resume_gate,
 )
-from fisk_ai.sessions.fingerprint import FingerprintInputs
+from fisk_ai.sessions.fingerprint import FingerprintInputs, conversation_allowance
 
 LIST = ToolDef("stream_ls", "List streams", {"type": "object", "properties": {}})
 REMOVE = ToolDef(
@@ -203,3 +203,57 @@ def test_forcing_past_a_changed_tool_set_drops_the_standing_grants() -> None:
 def test_an_unset_reasoning_effort_is_shown_as_none() -> None:
     with pytest.raises(ResumeRefused, match=r"reasoning_effort: \(none\) -> high"):
         resume_gate(computed(), computed(reasoning_effort="high"), force=False)
+
+
+WIRE_ADVICE = "start a new conversation, or send the request with force: true"
+
+
+def test_a_conversation_goes_on_across_a_changed_tool_set_without_its_grants() -> None:
+    decision = resume_gate(computed(), computed(tools=[LIST]), force=False, conversation=True)
+
+    assert decision == ResumeDecision(True, ("tool set: changed",))
+
+
+def test_a_conversation_goes_on_across_a_changed_budget() -> None:
+    current = computed(max_tokens=1000, max_iterations=5)
+
+    decision = resume_gate(computed(), current, force=False, conversation=True)
+
+    assert decision.drop_standing_grants is False
+
+
+def test_a_conversation_across_a_changed_model_is_refused_with_the_advice_given() -> None:
+    with pytest.raises(ResumeRefused) as refusal:
+        resume_gate(
+            computed(),
+            computed(model="claude-opus", tools=[LIST]),
+            force=False,
+            conversation=True,
+            advice=WIRE_ADVICE,
+        )
+
+    message = str(refusal.value)
+    assert message.endswith(
+        f"(model: claude-sonnet -> claude-opus, tool set: changed); {WIRE_ADVICE}"
+    )
+    assert "--force" not in message
+
+
+def test_a_conversation_across_a_changed_provider_is_told_to_start_a_new_one() -> None:
+    stored = computed()
+
+    with pytest.raises(ResumeRefused) as refusal:
+        resume_gate(stored, replace(stored, provider="openai"), force=True, conversation=True)
+
+    assert "start a new conversation" in str(refusal.value)
+    assert "--force" not in str(refusal.value)
+
+
+@pytest.mark.parametrize(
+    ("configured", "stored", "allowance"),
+    [(100_000, 5_000, 5_000), (5_000, 100_000, 5_000), (100_000, 0, 100_000)],
+)
+def test_a_conversation_keeps_the_lowest_allowance_it_was_given(
+    configured: int, stored: int, allowance: int
+) -> None:
+    assert conversation_allowance(configured, computed(max_tokens=stored)) == allowance

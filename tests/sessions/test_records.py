@@ -8,6 +8,7 @@ import pytest
 from fisk_ai.llm.types import (
     Message,
     ProviderBlock,
+    ResultImage,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -68,6 +69,7 @@ EVERY_KIND: list[Payload] = [
     ),
     User(Message(Role.USER, (TextBlock("and the KV buckets?"),))),
     ToolResult(ToolResultBlock("toolu_1", "3 messages", is_error=True), remote=True),
+    ToolResult(ToolResultBlock("toolu_4", "[image 1]", images=(ResultImage("image/png", "iVBO"),))),
     Deferred("toolu_2", "approve_change", note="waiting for CAB", handle="CHG-7"),
     Decision("stream_rm"),
     CallApproval("toolu_3", "stream_rm"),
@@ -273,11 +275,27 @@ def test_an_unknown_required_record_is_refused_as_newer() -> None:
             b'"in_tokens":1,"out_tokens":1}}',
             "iteration must be an integer",
         ),
+        (
+            b'{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.tool_result","tool_result":'
+            b'{"tool_use_id":"a","result":{"content":"","images":[{"data":"iVBO"}]}}}',
+            "images are malformed",
+        ),
     ],
 )
 def test_a_malformed_record_is_refused_saying_why(line: bytes, complaint: str) -> None:
     with pytest.raises(JournalError, match=complaint):
         decode_record(line)
+
+
+def test_a_tool_results_images_are_kept_beside_its_content() -> None:
+    image = ResultImage("image/png", "iVBO")
+    record = Record(2, ToolResult(ToolResultBlock("a", "[image 1]", images=(image,))))
+
+    stored = json.loads(encode_record(record))
+
+    assert stored["tool_result"]["result"]["images"] == [
+        {"media_type": "image/png", "data": "iVBO"}
+    ]
 
 
 def test_a_result_without_its_own_call_id_takes_the_records() -> None:

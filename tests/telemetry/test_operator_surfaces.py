@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fisk_ai.telemetry import TelemetrySettings, exporter_note, off_switch
+from tests.patience import DEADLINE
 from tests.telemetry.receiver import Receiver
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def fisk(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=DEADLINE,
         check=False,
     )
 

@@ -18,13 +18,14 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.nats_cluster import free_ports
+from tests.patience import DEADLINE
 from tests.telemetry.receiver import Receiver, attributes
 from tests.telemetry.test_operator_surfaces import cowsay_config, joke
 
 READY_LINE = "Starting Rotel."
-START_WAIT = 10.0
+START_WAIT = DEADLINE
 """Seconds rotel may take to log its start line and accept on its HTTP port (about 20 ms)."""
-STOP_WAIT = 10.0
+STOP_WAIT = DEADLINE
 """Seconds rotel may take to forward what it holds and exit after SIGTERM."""
 PORT_RETRY = 0.01
 """Seconds to wait on rotel's exit between two connection attempts while its port is not yet

@@ -20,6 +20,7 @@ from fisk_ai.a2a.vocabulary import Direction
 from fisk_ai.broker.server import locate_server_binary
 from fisk_ai.serve.replies import ReplySet
 from fisk_ai.telemetry import TelemetrySettings, TurnTrace, start
+from tests.patience import DEADLINE
 from tests.serve.prompts.engine import prompt
 from tests.telemetry.receiver import Receiver
 
@@ -117,7 +118,7 @@ async def test_a_job_submitted_inside_a_trace_runs_in_it_and_its_answer_says_so(
         hosted = HostedChannels("worker", resources, [(channel, 1)])
         hosted.start()
         try:
-            await asyncio.wait_for(completed.wait(), timeout=30)
+            await asyncio.wait_for(completed.wait(), timeout=DEADLINE)
             task = await load_task(client.jetstream(), "traced-job")
         finally:
             await hosted.drain()

@@ -1,6 +1,14 @@
 import pytest
 
-from fisk_ai.tools.validation import ArgumentsError, JsonFloat, parse_arguments, validate_arguments
+from fisk_ai.tools.validation import (
+    ArgumentsError,
+    JsonFloat,
+    argument_problem,
+    parse_arguments,
+    validate_arguments,
+)
+from tests.fakes.fiskapp import arg, command, flag
+from tests.tools.fiskapp.test_tool import tool_for
 
 SCHEMA = {
     "type": "object",
@@ -134,3 +142,26 @@ def test_deeply_nested_arguments_are_an_error_the_model_reads() -> None:
 def test_a_lone_surrogate_in_arguments_is_an_error_the_model_reads() -> None:
     with pytest.raises(ArgumentsError, match="lone surrogate"):
         parse_arguments("x", r'{"a": "bad\ud800"}')
+
+
+def test_arguments_no_command_line_can_carry_are_a_problem_before_anything_runs() -> None:
+    tool = tool_for(command("ls", flags=[flag("cache", boolean=True, default=["true"])]))
+
+    problem = argument_problem(tool, {"cache": False})
+
+    assert problem is not None
+    assert problem.startswith('building command line for "ls": flag "cache"')
+
+
+def test_a_schema_problem_is_named_before_the_command_line_is_built() -> None:
+    tool = tool_for(command("rm", args=[arg("stream", required=True)]))
+
+    assert argument_problem(tool, {}) == (
+        'tool "rm" was called without required parameter(s): stream. required: stream'
+    )
+
+
+def test_arguments_a_command_can_run_are_no_problem() -> None:
+    tool = tool_for(command("rm", args=[arg("stream", required=True)]))
+
+    assert argument_problem(tool, {"stream": "ORDERS"}) is None

@@ -23,13 +23,13 @@ import pytest
 from fisk_ai.workstation.host import FIRST_FRAME_FILE
 from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK
+from tests.patience import DEADLINE
 
 pytestmark = pytest.mark.e2e
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COWSAY = REPO_ROOT / "examples" / "cowsay"
 ALTERNATE_SCREEN = b"\x1b[?1049h"
-DEADLINE = 30.0
 CTRL_D = b"\x04"
 
 

@@ -33,7 +33,8 @@ from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, Turn, error, reply, text, tool_use
-from tests.tui.test_tmux_run import DEADLINE, Pane, tmux_environment
+from tests.patience import DEADLINE
+from tests.tui.test_tmux_run import Pane, tmux_environment
 from tests.tui.workstation import ops_model
 
 pytestmark = [

@@ -14,6 +14,7 @@ from fisk_ai.workstation.knowledge_app import KnowledgeApp
 from tests.knowledge.conftest import index, write_corpus
 from tests.knowledge.test_hybrid import CORPUS as HYBRID_CORPUS
 from tests.knowledge.test_hybrid import FakeEmbeddings, build, settings
+from tests.tui.settle import SteadyCursors, pinned, settled
 from tests.tui.test_knowledge_explorer import CORPUS, STORE
 
 SMALL = (80, 24)
@@ -21,6 +22,10 @@ LARGE = (160, 45)
 SnapCompare = Callable[..., bool]
 Script = Callable[[Pilot[None]], Awaitable[None]]
 KEY_NAMES = frozenset({"enter", "tab", "escape", "ctrl+t"})
+
+
+class SteadyKnowledgeApp(SteadyCursors, KnowledgeApp):
+    """The explorer with a query field whose cursor does not blink."""
 
 
 @pytest.fixture
@@ -36,12 +41,6 @@ def knowledge() -> Iterator[KnowledgeIndex]:
     opened = KnowledgeIndex(STORE)
     yield opened
     opened.close()
-
-
-async def settled(pilot: Pilot[None]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def typing(*keys: str) -> Script:
@@ -64,7 +63,7 @@ def test_search_hits(
 ) -> None:
     """The sources with their chunk counts, and two hits for "logs", each with its tier,
     score, citation, section and passage, the matched word highlighted."""
-    app = KnowledgeApp(knowledge)
+    app = pinned(SteadyKnowledgeApp(knowledge))
     assert snap_compare(app, terminal_size=size, run_before=typing("logs", "enter"))
 
 
@@ -75,7 +74,7 @@ def test_a_hit_read_in_context(
 ) -> None:
     """docs/ops.md#1 opened from a search for "disk": its neighbours above and below, the
     opened chunk marked with a bar, "disk" highlighted; the footer names Esc, [ and ]."""
-    app = KnowledgeApp(knowledge)
+    app = pinned(SteadyKnowledgeApp(knowledge))
     script = typing("disk", "enter", "tab", "enter")
     assert snap_compare(app, terminal_size=size, run_before=script)
 
@@ -87,7 +86,7 @@ def test_the_match_view(
 ) -> None:
     """ctrl+t, then "logs evening": the enumerate tier line, each term's document counts, and
     the one document holding both words (in two different chunks)."""
-    app = KnowledgeApp(knowledge)
+    app = pinned(SteadyKnowledgeApp(knowledge))
     script = typing("ctrl+t", "logs evening", "enter")
     assert snap_compare(app, terminal_size=size, run_before=script)
 
@@ -99,7 +98,9 @@ def test_a_missing_index(
     monkeypatch.chdir(tmp_path)
     knowledge = KnowledgeIndex(STORE)
     try:
-        assert snap_compare(KnowledgeApp(knowledge), terminal_size=SMALL, run_before=typing())
+        assert snap_compare(
+            pinned(SteadyKnowledgeApp(knowledge)), terminal_size=SMALL, run_before=typing()
+        )
     finally:
         knowledge.close()
 
@@ -116,7 +117,7 @@ def test_the_degraded_tier(
     fake.stop()
     knowledge = KnowledgeIndex(STORE, settings(fake.url))
     try:
-        app = KnowledgeApp(knowledge)
+        app = pinned(SteadyKnowledgeApp(knowledge))
         assert snap_compare(app, terminal_size=SMALL, run_before=typing("restart", "enter"))
     finally:
         knowledge.close()

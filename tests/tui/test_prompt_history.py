@@ -20,6 +20,7 @@ from fisk_ai.tui.prompt_history import (
     default_history_path,
     matching_prompts,
 )
+from tests.patience import DEADLINE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,7 +190,7 @@ def run_two_writers(path: Path, *, limit: int, count: int) -> None:
         assert writer.stdin is not None
         writer.stdin.write("go\n")
         writer.stdin.close()
-    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    assert [writer.wait(timeout=DEADLINE) for writer in writers] == [0, 0]
 
 
 def test_two_workstations_writing_at_once_lose_no_prompt(tmp_path: Path) -> None:

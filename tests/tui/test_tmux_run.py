@@ -19,6 +19,7 @@ from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.patience import DEADLINE
 from tests.tui.workstation import ops_model
 
 # It drives the installed fisk in a real terminal, so it is end to end wherever it lives.
@@ -27,7 +28,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
-DEADLINE = 20.0
 DONE_CHANNEL = "fisk-run-done"
 
 

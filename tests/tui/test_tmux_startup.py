@@ -18,7 +18,8 @@ from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
-from tests.tui.test_tmux_run import DEADLINE, DONE_CHANNEL, Pane, tmux_environment
+from tests.patience import DEADLINE
+from tests.tui.test_tmux_run import DONE_CHANNEL, Pane, tmux_environment
 from tests.tui.workstation import ops_model
 
 pytestmark = [

@@ -15,6 +15,7 @@ from fisk_ai.tui.bridge import EventArrived
 from fisk_ai.tui.status import RetryWait, RunState, StatusLine
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.messages_api import FakeMessagesAPI, error, reply, text
+from tests.patience import DEADLINE
 from tests.tui.test_app import screen_text, settle
 from tests.tui.workstation import SIZE, build_app
 
@@ -41,7 +42,7 @@ async def test_a_529_counts_down_its_retry_then_the_answer_arrives(tmp_path: Pat
         app, agent = build_app(tmp_path, provider)
         try:
             async with app.run_test(size=SIZE, message_hook=watch) as pilot:
-                await asyncio.wait_for(retry_seen.wait(), timeout=30)
+                await asyncio.wait_for(retry_seen.wait(), timeout=DEADLINE)
                 await pilot.pause()
                 assert "[running]  retrying in 1s (attempt 2 of 3)" in status_text(app)
                 app.run_screen._tick()

@@ -3,10 +3,8 @@ application's command tools (``stream rm`` is gated by ai:confirm) and a file se
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +27,8 @@ from fisk_ai.workstation import app as app_module
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.fiskapp import application, arg, command, write_fake_app
 from tests.fakes.provider import Reply, ScriptedProvider
-
-# Animations off, so Pilot sees the end state of every transition at once.
-os.environ["TEXTUAL_ANIMATIONS"] = "none"
+from tests.patience import DEADLINE_DELTA
+from tests.tui.settle import SteadyCursors, pinned
 
 SIZE = (100, 30)
 SETTINGS = AgentSettings(model="test-model", max_iterations=10, interactive=True)
@@ -81,7 +78,7 @@ class HostedAgent:
             PromptsOptions(
                 identity="ops-agent",
                 workers=1,
-                request_timeout=timedelta(seconds=30),
+                request_timeout=DEADLINE_DELTA,
                 elicit=True,
                 naming=naming,
             ),
@@ -89,7 +86,7 @@ class HostedAgent:
         self.conversation = AgentConversation(
             self.broker.connect(),
             "ops-agent",
-            request_timeout=timedelta(seconds=30),
+            request_timeout=DEADLINE_DELTA,
             events=bridge,
             prompter=bridge,
         )
@@ -102,7 +99,7 @@ class HostedAgent:
         await self.broker.close()
 
 
-class HostingApp(FiskApp):
+class HostingApp(SteadyCursors, FiskApp):
     """The workstation with its agent started before the first screen asks it anything."""
 
     # A relative CSS_PATH resolves beside the subclass's module; the app's own sheet is wanted.
@@ -146,7 +143,7 @@ def build_app(
         version="test",
         tool_output=tool_output,
     )
-    return HostingApp(agent, bridge, setup), agent
+    return pinned(HostingApp(agent, bridge, setup)), agent
 
 
 @asynccontextmanager

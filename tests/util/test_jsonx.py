@@ -61,3 +61,13 @@ def test_a_surrogate_pair_is_not_refused() -> None:
 
 def test_the_error_is_a_value_error_for_existing_handlers() -> None:
     assert issubclass(JsonError, ValueError)
+
+
+def test_a_number_too_large_for_a_float_is_refused() -> None:
+    with pytest.raises(JsonError, match="holds the number 1e999, which is out of range"):
+        parse('{"n": 1e999}')
+
+
+def test_an_integer_past_the_digit_cap_is_refused() -> None:
+    with pytest.raises(JsonError, match="an integer of 5000 digits"):
+        parse('{"n": ' + "9" * 5000 + "}")

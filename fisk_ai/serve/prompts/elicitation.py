@@ -45,6 +45,7 @@ from fisk_ai.tools.questions import (
     ConfirmQuestion,
     DeclineWithReason,
     InputQuestion,
+    NobodyToAsk,
     NoOperator,
     Prompter,
     Question,
@@ -75,6 +76,7 @@ ElicitReply = (
 )
 
 _NOBODY_ANSWERED = "nobody was there to answer"
+_NOBODY_AT_THE_CALLER = NobodyToAsk("the caller has no operator to ask")
 
 
 class _Gone(A2AError):
@@ -85,12 +87,28 @@ class _Gone(A2AError):
 
 class ElicitPrompter:
     """Puts the run's questions to the caller of ``turn``, holding each for ``window``.
-    ``draining`` says whether the engine is draining, which stops windows restarting."""
+    ``draining`` says whether the engine is draining, which stops windows restarting. With
+    ``operator_is_caller`` the caller is the terminal hosting the run, so a question given up
+    is said to be given up by its operator."""
 
-    def __init__(self, turn: Turn, window: timedelta, draining: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        turn: Turn,
+        window: timedelta,
+        draining: Callable[[], bool],
+        *,
+        operator_is_caller: bool = False,
+    ) -> None:
         self._turn = turn
         self._window = window
         self._draining = draining
+        self._caller = "the operator" if operator_is_caller else "the caller"
+        if operator_is_caller:
+            self._canceled = "the operator interrupted a question, which is not an answer"
+        else:
+            self._canceled = (
+                "the caller canceled the request while a question was open, which is not an answer"
+            )
 
     def can_prompt(self) -> bool:
         # A canceled turn still asks, so the question is given up (and the run parks) rather
@@ -100,7 +118,7 @@ class ElicitPrompter:
     async def ask(self, question: Question) -> Answer:
         turn = self._turn
         if turn.suspend.is_set():
-            raise QuestionInterrupted("the caller canceled the request")
+            raise QuestionInterrupted(self._canceled)
         # The question goes after the events that led to it.
         await turn.flush()
         question_id = new_ksuid()
@@ -116,7 +134,7 @@ class ElicitPrompter:
             "caller": turn.request.sender.name,
             "question": question_id,
         }
-        outcome = "the question could not be sent to the caller"
+        outcome = f"the question could not be sent to {self._caller}"
         try:
             if not await turn.replies.send(_elicit_request(question, question_id, wait_ms)):
                 raise QuestionInterrupted(outcome)
@@ -162,13 +180,15 @@ class ElicitPrompter:
                 # A cancel heard with an answer wins: the surface that stopped the run sends the
                 # cancel before it gives its question up, and giving up is not an answer.
                 if stop in done:
-                    raise QuestionInterrupted("the caller canceled the request")
+                    raise QuestionInterrupted(self._canceled)
                 if pending.answered in done:
                     return pending.answered.result()
                 if self._draining():
-                    raise QuestionInterrupted("the agent is draining and stopped waiting")
+                    raise QuestionInterrupted(
+                        "the agent is draining and stopped waiting for an answer"
+                    )
                 if restart not in done:
-                    raise QuestionUnanswered("the caller did not answer the question in time")
+                    raise QuestionUnanswered(f"{self._caller} did not answer a question in time")
         finally:
             stop.cancel()
 
@@ -246,7 +266,7 @@ def _answer_for(question: Question, reply: ElicitReply) -> Answer:
     of question than the one asked."""
     match question, reply:
         case ApprovalQuestion(), ElicitReplyNoOperator():
-            return ApprovalChoice.NO
+            return _NOBODY_AT_THE_CALLER
         case _, ElicitReplyNoOperator():
             return None
         case ApprovalQuestion(), ElicitReplyApprove():
@@ -311,7 +331,7 @@ def _late_answer_for(question: Question, late: LateAnswer, reason: str = "") -> 
     one naming no option offered is no selection; a declined approval carries ``reason`` to
     the model when one was given."""
     if late.answer is AnswerField.NO_OPERATOR:
-        return ApprovalChoice.NO if isinstance(question, ApprovalQuestion) else None
+        return _NOBODY_AT_THE_CALLER if isinstance(question, ApprovalQuestion) else None
     match question:
         case ApprovalQuestion() if reason.strip() and late.choice in (None, ElicitChoice.NO):
             return DeclineWithReason(reason)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
 
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import A2AError, InvalidMessage
@@ -70,13 +69,18 @@ from fisk_ai.serve.prompts.turn import Turn, Turnable, refuse, unsubscribe
 from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
 from fisk_ai.serve.server import Budget, DeferredAnswer, Work, WorkKind, lowered
 from fisk_ai.sessions.errors import SessionError
-from fisk_ai.sessions.fold import fold
+from fisk_ai.sessions.fingerprint import RESUME_ADVICE, conversation_allowance
+from fisk_ai.sessions.fold import Conversation, fold
 from fisk_ai.sessions.records import Record
 from fisk_ai.tools.questions import NoOperator, Prompter
 
 __all__ = ["PromptsChannel"]
 
 _log = logging.getLogger(__name__)
+
+_CALLER_RESUME_ADVICE = "start a new conversation, or send the request with force: true"
+"""What a caller whose conversation a configuration change stopped can do: the wire's
+``force`` is a caller's --force."""
 
 
 class PromptsChannel:
@@ -221,6 +225,7 @@ class PromptsChannel:
             )
             return
         budget = _budget(request.budget)
+        allowance = self._allowance(budget)
         records: tuple[Record, ...] = ()
         if follow_up:
             stored = await self._conversation_records(session_id)
@@ -234,8 +239,10 @@ class PromptsChannel:
                 return
             records = stored
             if isinstance(request, RequestPrompt):
+                conversation = fold(records)
+                allowance = self._allowance(budget, conversation)
                 # Refused here rather than after an accepting ack: the prompt would not run.
-                not_taken = self._follow_up_refusal(records, budget)
+                not_taken = self._follow_up_refusal(conversation, allowance)
                 if not_taken is not None:
                     await refuse(replies, *not_taken)
                     return
@@ -262,7 +269,6 @@ class PromptsChannel:
             return
 
         self._hold(session_id)
-        allowance = lowered(self._resources.settings, budget).max_tokens
         if not await replies.send(
             lambda header: Ack(
                 **header, accepted=True, conversation_token=token, max_tokens=allowance
@@ -281,6 +287,21 @@ class PromptsChannel:
         )
         work = self._work(turn, follow_up, budget, deferred, token)
         self._admitted.put_nowait(dataclasses.replace(work, records=records))
+
+    @property
+    def _serves_conversations(self) -> bool:
+        """Whether callers hold this engine's conversations across deployments (see
+        Work.conversation), rather than the terminal hosting the run for its operator."""
+        return not self._options.naming.operator_is_caller
+
+    def _allowance(self, budget: Budget | None, conversation: Conversation | None = None) -> int:
+        """The tokens a turn asking ``budget`` may bring its conversation to: the configured
+        allowance lowered by the budget, and for a served ``conversation`` by the allowance it
+        was started under too."""
+        allowance = lowered(self._resources.settings, budget).max_tokens
+        if conversation is not None and self._serves_conversations:
+            return conversation_allowance(allowance, conversation.meta.fingerprint)
+        return allowance
 
     def _refusal_before_reading(self) -> tuple[ErrorCode, str] | None:
         """Why no turn can be taken now, whatever it is for."""
@@ -330,7 +351,12 @@ class PromptsChannel:
         request = turn.request
         prompter: Prompter | None = None
         if self._options.elicit:
-            prompter = ElicitPrompter(turn, self._options.request_timeout, lambda: self.draining)
+            prompter = ElicitPrompter(
+                turn,
+                self._options.request_timeout,
+                lambda: self.draining,
+                operator_is_caller=self._options.naming.operator_is_caller,
+            )
         kind = WorkKind.RESUME
         prompt = ""
         answered: DeferredAnswer | None = None
@@ -347,6 +373,7 @@ class PromptsChannel:
         async def done(result: RunResult) -> None:
             await self._finish(turn, result)
 
+        served = self._serves_conversations
         return Work(
             kind=kind,
             session_id=turn.session_id,
@@ -363,6 +390,10 @@ class PromptsChannel:
             caller=request.sender.name,
             traceparent=request.traceparent or "",
             trace=turn.trace,
+            # A served conversation outlives deployments; a terminal's own run is resumed as
+            # the command line resumes one, by its operator, who has --force.
+            conversation=served,
+            resume_advice=_CALLER_RESUME_ADVICE if served else RESUME_ADVICE,
         )
 
     def _begin(self, turn: Turn, *, resumed: bool) -> None:
@@ -417,18 +448,16 @@ class PromptsChannel:
             return None
 
     def _follow_up_refusal(
-        self, records: Sequence[Record], budget: Budget | None
+        self, conversation: Conversation, allowance: int
     ) -> tuple[ErrorCode, str] | None:
-        """Why a follow-up prompt to the conversation ``records`` hold would not run: it waits
-        on a deferred call, or it has already processed the tokens this request allows."""
-        conversation = fold(records)
+        """Why a follow-up prompt to ``conversation`` would not run: it waits on a deferred
+        call, or it has already processed the tokens it is allowed on this request."""
         if conversation.deferred:
             return (
                 ErrorCode.TURN_NOT_TAKEN,
                 "the conversation is waiting on a deferred tool result; answer it with "
                 "request.answer before sending another turn",
             )
-        allowance = lowered(self._resources.settings, budget).max_tokens
         processed = conversation.usage.processed
         if processed >= allowance:
             return (

@@ -47,10 +47,14 @@ class ConversationNaming:
     new_token: Callable[[], str]
     session_id: Callable[[str, str], str]
     """(identity, token) -> the session id of the conversation's journal."""
+    operator_is_caller: bool = False
+    """The terminal hosting the run is its only caller: its operator, who resumes a
+    conversation as the command line does (a changed configuration needs --force), and who
+    gave up a question the terminal gives up."""
 
 
 SERVED = ConversationNaming(new_conversation_token, conversation_session_id)
-LOCAL = ConversationNaming(new_ksuid, lambda _identity, token: token)
+LOCAL = ConversationNaming(new_ksuid, lambda _identity, token: token, operator_is_caller=True)
 
 
 @dataclass(frozen=True)

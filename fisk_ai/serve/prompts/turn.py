@@ -5,6 +5,11 @@ them in order, and a quiet reply set gets a keepalive status now and then, so th
 a long model call from a lost worker. None goes out while a question is out, since the caller is
 holding that one open itself. However the turn ended (it ran, crashed, or was given up), the
 events it emitted go out first and its terminal message last.
+
+A caller that asked for ``deltas`` also gets the pieces of each answer as the model writes them,
+coalesced so a run sends at most one piece message per kind every ``DELTA_INTERVAL`` however
+fast the tokens come: the first piece goes at once, later ones wait for the interval and go as
+one, and any piece still waiting goes before the next whole event, so the order is kept.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import dataclasses
 from datetime import timedelta
 from functools import partial
 
-from fisk_ai.a2a.events import event_message
+from fisk_ai.a2a.events import delta_message, event_message
 from fisk_ai.a2a.messages import (
     EventStatus,
     RequestAnswer,
@@ -27,12 +32,23 @@ from fisk_ai.a2a.messages import (
 from fisk_ai.a2a.outcome import terminal_message
 from fisk_ai.a2a.transport import Subscription
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
-from fisk_ai.agent.events import Event, StatusPhase
+from fisk_ai.agent.events import (
+    DeltaEvent,
+    Event,
+    StatusPhase,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+)
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.serve.replies import ReplySet
 from fisk_ai.tools.questions import Answer, Question
 
-__all__ = ["PendingQuestion", "Turn", "Turnable", "refuse", "unsubscribe"]
+__all__ = ["DELTA_INTERVAL", "PendingQuestion", "Turn", "Turnable", "refuse", "unsubscribe"]
+
+DELTA_INTERVAL = 0.05
+"""Seconds between two piece messages of one run: at most about 20 a second."""
+
+_Queued = Event | DeltaEvent | None
 
 Turnable = RequestPrompt | RequestResume | RequestAnswer
 """The requests that run a turn; a request.read runs none."""
@@ -52,11 +68,61 @@ class PendingQuestion:
 class _QueuedEvents:
     """The run's event sink: emit must not block, so events queue for the publishing task."""
 
-    def __init__(self, queue: asyncio.Queue[Event | None]) -> None:
+    def __init__(self, queue: asyncio.Queue[_Queued]) -> None:
         self._queue = queue
 
     def emit(self, event: Event) -> None:
         self._queue.put_nowait(event)
+
+    def close(self) -> None:
+        """The run is over: nothing more is emitted."""
+
+
+class _QueuedEventsAndDeltas(_QueuedEvents):
+    """The sink of a run whose caller asked for deltas: pieces are held and joined so that at
+    most one message per ``interval`` carries them."""
+
+    def __init__(self, queue: asyncio.Queue[_Queued], interval: float) -> None:
+        super().__init__(queue)
+        self._interval = interval
+        self._held: list[DeltaEvent] = []
+        self._next_send = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def emit(self, event: Event) -> None:
+        self._release()
+        super().emit(event)
+
+    def emit_delta(self, event: DeltaEvent) -> None:
+        self._hold(event)
+        loop = asyncio.get_running_loop()
+        if loop.time() >= self._next_send:
+            self._release()
+        elif self._timer is None:
+            self._timer = loop.call_at(self._next_send, self._release)
+
+    def close(self) -> None:
+        self._release()
+
+    def _hold(self, event: DeltaEvent) -> None:
+        last = self._held[-1] if self._held else None
+        if isinstance(event, TextDeltaEvent) and isinstance(last, TextDeltaEvent):
+            self._held[-1] = TextDeltaEvent(last.text + event.text)
+        elif isinstance(event, ThinkingDeltaEvent) and isinstance(last, ThinkingDeltaEvent):
+            self._held[-1] = ThinkingDeltaEvent(last.text + event.text)
+        else:
+            self._held.append(event)
+
+    def _release(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._held:
+            return
+        for held in self._held:
+            self._queue.put_nowait(held)
+        self._held.clear()
+        self._next_send = asyncio.get_running_loop().time() + self._interval
 
 
 class Turn:
@@ -72,8 +138,13 @@ class Turn:
         self.held = 0
         """Questions out: no keepalive goes while the caller holds one open."""
         self.subscriptions: list[Subscription] = []
-        self._events: asyncio.Queue[Event | None] = asyncio.Queue()
-        self.sink = _QueuedEvents(self._events)
+        self._events: asyncio.Queue[_Queued] = asyncio.Queue()
+        wants_deltas = request.stream and request.deltas
+        self.sink = (
+            _QueuedEventsAndDeltas(self._events, DELTA_INTERVAL)
+            if wants_deltas
+            else _QueuedEvents(self._events)
+        )
         self._pump: asyncio.Task[None] | None = None
         self._keepalive: asyncio.Task[None] | None = None
         self.trace = replies.trace
@@ -95,6 +166,7 @@ class Turn:
     async def stop_publishing(self) -> None:
         """The run is over: the events it emitted go out, keepalives stop, and the turn's
         cancel and elicit subjects close."""
+        self.sink.close()
         self._events.put_nowait(None)
         if self._pump is not None:
             await self._pump
@@ -124,7 +196,9 @@ class Turn:
             try:
                 if event is None:
                     return
-                if self.request.stream:
+                if isinstance(event, TextDeltaEvent | ThinkingDeltaEvent):
+                    await self.replies.send(partial(delta_message, event))
+                elif self.request.stream:
                     await self.replies.send(partial(event_message, event))
             finally:
                 events.task_done()

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind
-from fisk_ai.agent.events import Event, ToolCallEvent, WarningEvent, WarningKind
+from fisk_ai.agent.events import (
+    Event,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+    WarningKind,
+)
 from fisk_ai.agent.outcome import (
     Abandoned,
     Completed,
@@ -682,6 +688,8 @@ class SlackChannel:
                 phase = _phase(event)
                 if isinstance(event, WarningEvent) and event.kind in _PROBLEM_LINE:
                     turn.problems.append(_PROBLEM_LINE[event.kind])
+                if isinstance(event, ToolResultEvent) and event.timed_out:
+                    turn.problems.append(_TIMED_OUT)
                 if phase is not None and phase is not turn.phase:
                     await self._show(turn, phase)
             except Exception as error:

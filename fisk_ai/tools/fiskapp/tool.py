@@ -147,7 +147,7 @@ class FiskCommandTool:
             )
             if run.output:
                 message += f"; output so far:\n{run.output}"
-            return Outcome(message, is_error=True)
+            return Outcome(message, is_error=True, timed_out=True)
         return Outcome(
             run.output,
             exec=ExecRecord(command=command_line, exit_code=run.exit_code, truncated=run.truncated),

@@ -13,18 +13,22 @@ can re-advertise a third party's tool under this agent's identity.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fisk_ai.tools.base import ExecDeps, Kind, Outcome
-from fisk_ai.tools.imported import ImportedTool
+from fisk_ai.tools.fiskapp.execute import OUTPUT_LIMIT, TRUNCATION_MARKER, OutputCapture
+from fisk_ai.tools.imported import ImportedOutcome, ImportedTool, ResultImage
 from fisk_ai.tools.selection import ToolFilter, is_selected
 from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 from fisk_ai.util.redact import REDACTED, redact_url
 
 __all__ = [
+    "FILTERED_OUT",
+    "MAX_TOOL_NAME_LENGTH",
     "MIN_SECRET_LENGTH",
     "McpCall",
     "McpDescriptor",
@@ -32,12 +36,16 @@ __all__ = [
     "Redactor",
     "ServerListing",
     "import_listing",
+    "imported_result",
     "mcp_source_label",
     "printable_command",
 ]
 
 MIN_SECRET_LENGTH = 8
+# What the Messages API accepts as a tool's name, and so what an imported name must fit.
+MAX_TOOL_NAME_LENGTH = 64
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
+FILTERED_OUT = "the entry's include or exclude leaves it out"
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 
 
@@ -133,6 +141,102 @@ class ServerListing:
     skipped: tuple[tuple[str, str], ...] = ()
 
 
+# The media types the Messages API reads in an image block, and the largest image it takes.
+SENDABLE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+def imported_result(content: Sequence[Any], structured: Any, *, is_error: bool) -> Outcome:
+    """What the model is sent for an MCP tool's answer. Text is kept, bounded as a command's
+    output is (the first and last 32 KiB of anything over 64 KiB, saying how much was cut);
+    an image the Messages API reads stays an image; an embedded resource's text becomes text
+    under its uri; anything else (audio, binary data, an image too large or of another type)
+    is named in one line saying what it was and that it was left out. An answer with images
+    is an ``ImportedOutcome`` carrying them."""
+    capture = OutputCapture(OUTPUT_LIMIT)
+    images: list[ResultImage] = []
+    image_bytes = 0
+    pieces: list[str] = []
+    for item in content:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            pieces.append(str(getattr(item, "text", "")))
+        elif kind == "image":
+            image, piece = _image(item, images)
+            if image is not None and image_bytes + len(image.data) <= MAX_IMAGE_BYTES:
+                image_bytes += len(image.data)
+                images.append(image)
+            elif image is not None:
+                size = _decoded_size(image.data)
+                piece = _left_out("an image", image.media_type, size, "within 5 MiB of images")
+            pieces.append(piece)
+        elif kind == "resource":
+            pieces.append(_resource_text(getattr(item, "resource", None)))
+        elif kind == "resource_link":
+            name = getattr(item, "name", "") or ""
+            pieces.append(
+                f"[resource link {getattr(item, 'uri', '')}{f' ({name})' if name else ''}]"
+            )
+        elif kind == "audio":
+            media_type = str(getattr(item, "mime_type", "") or "")
+            size = _decoded_size(str(getattr(item, "data", "") or ""))
+            pieces.append(_left_out("audio", media_type, size, "that the model reads"))
+        else:
+            pieces.append(f"[a {kind or 'content'} block the model cannot be sent was left out]")
+    if not pieces and structured is not None:
+        pieces.append(json.dumps(structured, ensure_ascii=False))
+    capture.write("\n".join(pieces).encode("utf-8", errors="replace"))
+    text, truncated = capture.result()
+    if truncated:
+        kept = len(text.encode("utf-8")) - len(TRUNCATION_MARKER)
+        text += (
+            f"\n[the result was {_bytes(capture.total)} of text; all but its first and last "
+            f"{_bytes(OUTPUT_LIMIT // 2)} ({_bytes(capture.total - kept)}) was cut]"
+        )
+    if images:
+        return ImportedOutcome(text, is_error=is_error, images=tuple(images))
+    return Outcome(text, is_error=is_error)
+
+
+def _image(item: Any, kept: Sequence[ResultImage]) -> tuple[ResultImage | None, str]:
+    """The image of an image block and the line standing in its place, or no image and the
+    line saying why it was left out."""
+    media_type = str(getattr(item, "mime_type", "") or "")
+    data = str(getattr(item, "data", "") or "")
+    size = _decoded_size(data)
+    if media_type not in SENDABLE_IMAGE_TYPES:
+        return None, _left_out("an image", media_type, size, "of a type the model reads")
+    shown = f"[image {len(kept) + 1}: {media_type}, {_bytes(size)}, attached]"
+    return ResultImage(media_type, data), shown
+
+
+def _resource_text(resource: Any) -> str:
+    uri = str(getattr(resource, "uri", "") or "")
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return f"[resource {uri}]\n{text}"
+    media_type = str(getattr(resource, "mime_type", "") or "")
+    size = _decoded_size(str(getattr(resource, "blob", "") or ""))
+    return _left_out(f"the resource {uri}", media_type, size, "as text")
+
+
+def _left_out(what: str, media_type: str, size: int, sendable: str) -> str:
+    kind = f"{media_type}, " if media_type else ""
+    return f"[{what} ({kind}{_bytes(size)}) was left out: it is not {sendable}]"
+
+
+def _decoded_size(data: str) -> int:
+    return len(data) * 3 // 4 - data.count("=", -2)
+
+
+def _bytes(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KiB"
+    return f"{size} bytes"
+
+
 def _unusable(descriptor: McpDescriptor) -> str | None:
     if _TOOL_NAME.fullmatch(descriptor.name or "") is None:
         return "its name is not letters, digits, - and _ only"
@@ -163,16 +267,31 @@ def import_listing(
     taken_names = set(taken)
     tools: list[McpTool] = []
     skipped: list[tuple[str, str]] = []
+    listed: set[str] = set()
     for descriptor in descriptors:
         name = descriptor.name or ""
         if not is_selected(name, (), include=include, exclude=exclude):
-            skipped.append((name, "the entry's include or exclude leaves it out"))
+            skipped.append((name, FILTERED_OUT))
             continue
         reason = _unusable(descriptor)
         if reason is not None:
             skipped.append((name, reason))
             continue
+        if name in listed:
+            # The server's own duplicate: which of the two it would run is not ours to guess.
+            skipped.append((name, "the server lists another tool of the same name first"))
+            continue
+        listed.add(name)
         imported = f"{alias}_{name}"
+        if len(imported) > MAX_TOOL_NAME_LENGTH:
+            skipped.append(
+                (
+                    name,
+                    f'its imported name "{imported}" is over {MAX_TOOL_NAME_LENGTH} characters, '
+                    "more than the model API takes; a shorter alias would fit it",
+                )
+            )
+            continue
         if imported in taken_names:
             skipped.append((name, f'the name "{imported}" is taken by another tool'))
             continue

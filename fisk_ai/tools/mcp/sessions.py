@@ -21,14 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import json
 import logging
 import os
+import re
+import select
 import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from fisk_ai import config, telemetry
@@ -37,10 +38,12 @@ from fisk_ai.errors import FiskError
 from fisk_ai.tools.base import Outcome
 from fisk_ai.tools.environment import tool_environment
 from fisk_ai.tools.mcp.importing import (
+    FILTERED_OUT,
     McpTool,
     Redactor,
     ServerListing,
     import_listing,
+    imported_result,
     mcp_source_label,
     printable_command,
 )
@@ -184,6 +187,13 @@ class McpConnection:
         self._reconnecting = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._taken: Callable[[McpConnection], set[str]] = lambda _: set()
+        self._screen = ListingScreen()
+        self._relisting = asyncio.Lock()
+        # How many list changes the server had announced when the current listing was asked.
+        self._listed_through = 0
+        self._reported: set[tuple[str, str]] = set()
+        # The protocol era: negotiated on the first connect, remembered for every reconnect.
+        self._mode = "auto"
 
     @property
     def name(self) -> str:
@@ -217,7 +227,9 @@ class McpConnection:
         try:
             self._client = await asyncio.wait_for(asyncio.shield(ready), self.timeout)
         except TimeoutError:
-            await self.close()
+            # A server that has not answered within the timeout gets no grace to answer now.
+            ready.cancel()
+            await self.close(abandon=True)
             raise self._fail(
                 "did not start and answer the handshake",
                 f"no answer within {self.entry.timeout.total_seconds():g}s (mcp_clients timeout)",
@@ -235,6 +247,7 @@ class McpConnection:
 
     async def _own(self, ready: asyncio.Future[Client]) -> None:
         from mcp import Client
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         resolved = self.resolved
         try:
@@ -254,7 +267,7 @@ class McpConnection:
                         command=self.entry.command, args=list(self.entry.args), env=environment
                     )
                     errors = stack.enter_context(_child_stderr(self.name))
-                    target = stdio_client(parameters, errlog=errors)
+                    target = _screened(stdio_client(parameters, errlog=errors), self._screen)
                 else:
                     from mcp.client.streamable_http import streamable_http_client
                     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -262,10 +275,16 @@ class McpConnection:
                     http = await stack.enter_async_context(
                         create_mcp_http_client(headers=dict(resolved.headers) or None)
                     )
-                    target = streamable_http_client(resolved.url, http_client=http)
+                    target = _screened(
+                        streamable_http_client(resolved.url, http_client=http), self._screen
+                    )
                 client = await stack.enter_async_context(
-                    Client(target, message_handler=self._on_message, cache=None)
+                    Client(target, mode=self._mode, message_handler=self._on_message, cache=None)
                 )
+                if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                    # A reconnect hand-shakes at once rather than probing a server that has
+                    # already said it cannot read the probe.
+                    self._mode = "legacy"
                 listen = asyncio.create_task(self._listen(client))
                 ready.set_result(client)
                 try:
@@ -314,18 +333,32 @@ class McpConnection:
         task.add_done_callback(self._background.discard)
 
     async def _relist_quietly(self) -> None:
+        # Always lists: a change announced on the 2026-07-28 subscription of a streamable HTTP
+        # session never passes the screen, so the count cannot say it was already followed.
         try:
-            await self.relist(strict=False)
+            async with self._relisting:
+                await self.relist(strict=False)
         except McpServerError as exc:
             self._warn(str(exc))
+
+    async def _catch_up(self, announced: int) -> None:
+        """Re-list unless a listing asked after the ``announced``-th list change already ran:
+        a call and the background both catch up after one announcement, and list once."""
+        async with self._relisting:
+            if self._listed_through >= announced:
+                return
+            await self.relist(strict=False)
 
     async def relist(self, *, strict: bool) -> None:
         """List the server's tools again, apply the entry's filters and publish the survivors.
         Outside the start (``strict`` false), a name another source holds is left out and
-        reported rather than failing the run."""
+        reported rather than failing the run. Every tool left out for a reason other than the
+        entry's filters is reported once, in the run, with the reason."""
         client = self._client
         if client is None:
             raise self._fail("could not be listed", "the session is closed")
+        self._listed_through = self._screen.announcements
+        self._screen.refused.clear()
         try:
             descriptors = await asyncio.wait_for(_list_all(client), self.timeout)
         except TimeoutError:
@@ -345,13 +378,23 @@ class McpConnection:
             exclude=exclude,
             taken=() if strict else self._taken(self),
         )
-        if not strict:
-            for tool, reason in listing.skipped:
-                if reason.startswith("the name"):
-                    self._warn(
-                        f'MCP server "{self.name}" now lists the tool "{tool}", left out since '
-                        f"{reason}"
-                    )
+        if self._screen.refused:
+            listing = replace(
+                listing,
+                advertised=listing.advertised + len(self._screen.refused),
+                skipped=(*self._screen.refused, *listing.skipped),
+            )
+        for tool, reason in listing.skipped:
+            if reason == FILTERED_OUT or (tool, reason) in self._reported:
+                continue
+            self._reported.add((tool, reason))
+            verb = "lists" if strict else "now lists"
+            what = f'the tool "{tool}"' if tool else "a tool"
+            self._warn(
+                self.resolved.redact(
+                    f'MCP server "{self.name}" {verb} {what}, left out since {reason}'
+                )
+            )
         self.listing = listing
         self._on_change(self)
 
@@ -376,8 +419,13 @@ class McpConnection:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
 
+        announced = self._screen.announcements
         try:
             result = await client.call_tool(tool, dict(arguments), meta=request_trace_meta())
+            if self._screen.announcements != announced:
+                # The server changed its list while answering (it added a tool the model is
+                # about to use): the next request must carry the new set.
+                await self._caught_up_quietly(self._screen.announcements)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._broken = True
@@ -390,7 +438,13 @@ class McpConnection:
             # The anyio stream errors of a dead child land here; the next call reconnects.
             self._broken = True
             return Outcome(str(self._fail(f"failed during {tool}", exc)), is_error=True)
-        return _outcome(result, self.resolved.redact)
+        return _outcome(result)
+
+    async def _caught_up_quietly(self, announced: int) -> None:
+        try:
+            await self._catch_up(announced)
+        except McpServerError as exc:
+            self._warn(str(exc))
 
     async def reconnect(self) -> None:
         async with self._reconnecting:
@@ -400,14 +454,17 @@ class McpConnection:
             _log.info("reconnecting MCP server %s", self.name)
             await self.connect(self._taken)
 
-    async def close(self) -> None:
-        """End the session; a stdio child is stopped and reaped (its whole process group)."""
+    async def close(self, *, abandon: bool = False) -> None:
+        """End the session; a stdio child is stopped and reaped (its whole process group).
+        ``abandon`` cancels a start still under way instead of waiting for it to end."""
         self._stop.set()
         owner, self._owner = self._owner, None
         for task in list(self._background):
             task.cancel()
         if owner is not None:
-            if not owner.done():
+            if abandon:
+                owner.cancel()
+            elif not owner.done():
                 try:
                     await asyncio.wait_for(asyncio.shield(owner), self.timeout + 5)
                 except (TimeoutError, Exception):
@@ -415,6 +472,139 @@ class McpConnection:
             with contextlib.suppress(BaseException):
                 await owner
         self._client = None
+
+
+_LIST_TOOLS = "tools/list"
+_LIST_CHANGED = "notifications/tools/list_changed"
+
+
+class ListingScreen:
+    """Sits between a session's transport and the SDK. The SDK validates a tools/list page
+    whole, so one descriptor it refuses (a schema root that is not an object, no name) would
+    lose every tool of the server: the screen takes each such descriptor out of the answer
+    before the SDK reads it, and keeps its name and the reason for the listing's report. It
+    also counts the list changes the server announces, as they arrive, so a call can tell that
+    the server changed its list while answering it."""
+
+    def __init__(self) -> None:
+        self.announcements = 0
+        self.refused: list[tuple[str, str]] = []
+        self._listings: set[Any] = set()
+
+    def sent(self, item: Any) -> None:
+        import mcp_types
+
+        message = getattr(item, "message", None)
+        if isinstance(message, mcp_types.JSONRPCRequest) and message.method == _LIST_TOOLS:
+            self._listings.add(message.id)
+
+    def received(self, item: Any) -> Any:
+        import mcp_types
+
+        message = getattr(item, "message", None)
+        if isinstance(message, mcp_types.JSONRPCNotification):
+            if message.method == _LIST_CHANGED:
+                self.announcements += 1
+        elif isinstance(message, mcp_types.JSONRPCResponse) and message.id in self._listings:
+            self._listings.discard(message.id)
+            tools = message.result.get("tools")
+            if isinstance(tools, list):
+                message.result["tools"] = [tool for tool in tools if self._acceptable(tool)]
+        elif isinstance(message, mcp_types.JSONRPCError):
+            self._listings.discard(message.id)
+        return item
+
+    def _acceptable(self, descriptor: Any) -> bool:
+        import mcp_types
+        from pydantic import ValidationError
+
+        name = descriptor.get("name") if isinstance(descriptor, dict) else None
+        shown = name if isinstance(name, str) else ""
+        reason = _refusal(descriptor)
+        if reason is None:
+            try:
+                mcp_types.Tool.model_validate(descriptor)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                reason = f"its descriptor is not valid MCP ({where}: {first['msg']})"
+        if reason is None:
+            return True
+        self.refused.append((shown, reason))
+        return False
+
+
+def _refusal(descriptor: Any) -> str | None:
+    if not isinstance(descriptor, dict):
+        return "its descriptor is not a JSON object"
+    if not isinstance(descriptor.get("name"), str) or not descriptor["name"]:
+        return "it has no name"
+    schema = descriptor.get("inputSchema")
+    if not isinstance(schema, dict):
+        return "its input schema is not a JSON object"
+    if schema.get("type") != "object":
+        return "its input schema's root type is not object"
+    return None
+
+
+class _ScreenedRead:
+    def __init__(self, inner: Any, screen: ListingScreen) -> None:
+        self._inner = inner
+        self._screen = screen
+
+    async def receive(self) -> Any:
+        return self._screen.received(await self._inner.receive())
+
+    def __aiter__(self) -> _ScreenedRead:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self._screen.received(await self._inner.__anext__())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ScreenedRead:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *failure: Any) -> bool | None:
+        return cast("bool | None", await self._inner.__aexit__(*failure))
+
+    def __getattr__(self, name: str) -> Any:
+        # The SDK reads the sender's context off the stream (``last_context``) when present.
+        return getattr(self._inner, name)
+
+
+class _ScreenedWrite:
+    def __init__(self, inner: Any, screen: ListingScreen) -> None:
+        self._inner = inner
+        self._screen = screen
+
+    async def send(self, item: Any) -> None:
+        self._screen.sent(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ScreenedWrite:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *failure: Any) -> bool | None:
+        return cast("bool | None", await self._inner.__aexit__(*failure))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextlib.asynccontextmanager
+async def _screened(
+    transport: contextlib.AbstractAsyncContextManager[Any], screen: ListingScreen
+) -> AsyncIterator[tuple[_ScreenedRead, _ScreenedWrite]]:
+    async with transport as (read, write):
+        yield _ScreenedRead(read, screen), _ScreenedWrite(write, screen)
 
 
 async def _list_all(client: Client) -> list[Any]:
@@ -437,17 +627,10 @@ def _reason(failure: BaseException) -> str:
     return text or type(failure).__name__
 
 
-def _outcome(result: Any, redact: Redactor) -> Outcome:
-    parts: list[str] = []
-    for item in result.content:
-        text = getattr(item, "text", None)
-        if isinstance(text, str):
-            parts.append(text)
-        else:
-            parts.append(item.model_dump_json(by_alias=True, exclude_none=True))
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
-    return Outcome("\n".join(parts), is_error=bool(result.is_error))
+def _outcome(result: Any) -> Outcome:
+    return imported_result(
+        result.content, result.structured_content, is_error=bool(result.is_error)
+    )
 
 
 @dataclass
@@ -510,15 +693,30 @@ def _child_stderr(server: str) -> Iterator[TextIO]:
     """Where a stdio server's standard error goes: a pipe whose lines become log warnings,
     stripped of control sequences, rather than the terminal itself, where a child's writes
     would draw over the workstation and could carry escape sequences to the operator's screen.
+    A burst of validation errors (a Python server's log of a request it cannot read, such as
+    the 2026-07-28 protocol's probe to a server built on the SDK 1.x) becomes one line.
     """
     read_end, write_end = os.pipe()
     writer = os.fdopen(write_end, "w")
+    folding = ErrorBurst(server)
 
     def relay() -> None:
-        with os.fdopen(read_end, encoding="utf-8", errors="replace") as reader:
-            for line in reader:
-                if line.strip():
-                    _log.warning("MCP server %s: %s", server, single_line(line))
+        pending = b""
+        with contextlib.closing(os.fdopen(read_end, "rb", buffering=0)) as reader:
+            while True:
+                # A burst with nothing after it is told once the child has been quiet a while.
+                if folding.open and not select.select([reader], [], [], BURST_QUIET_SECONDS)[0]:
+                    folding.close()
+                    continue
+                chunk = reader.read(65536)
+                if not chunk:
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    folding.line(line.decode("utf-8", errors="replace"))
+            if pending:
+                folding.line(pending.decode("utf-8", errors="replace"))
+            folding.close()
 
     relaying = threading.Thread(target=relay, name=f"mcp {server} stderr", daemon=True)
     relaying.start()
@@ -528,6 +726,60 @@ def _child_stderr(server: str) -> Iterator[TextIO]:
         writer.close()
         # The child is reaped before this runs, so its copy of the pipe is closed too.
         relaying.join(timeout=2)
+
+
+BURST_QUIET_SECONDS = 0.5
+_BURST_HEADER = re.compile(r"\d+ validation errors? for \w+")
+_BURST_LOCATION = re.compile(r"[A-Za-z_][\w.\[\]-]*")
+_PROBE = "server/discover"
+
+
+class ErrorBurst:
+    """Folds a pydantic validation report a server writes on stderr into one warning, and
+    passes every other line through as a warning of its own."""
+
+    def __init__(self, server: str) -> None:
+        self._server = server
+        self._header = ""
+        self._lines = 0
+        self._probe = False
+
+    @property
+    def open(self) -> bool:
+        return bool(self._header)
+
+    def line(self, text: str) -> None:
+        if self._header and (text[:1].isspace() or _BURST_LOCATION.fullmatch(text)):
+            self._lines += 1
+            self._probe = self._probe or _PROBE in text
+            return
+        self.close()
+        if _BURST_HEADER.search(text):
+            self._header = single_line(text)
+            return
+        if text.strip():
+            _log.warning("MCP server %s: %s", self._server, single_line(text))
+
+    def close(self) -> None:
+        if not self._header:
+            return
+        if self._probe:
+            _log.warning(
+                "MCP server %s: answered the 2026-07-28 protocol's probe with a report of %d "
+                "lines (%s), as a server built on the Python SDK 1.x does; it speaks the "
+                "handshake era",
+                self._server,
+                self._lines + 1,
+                self._header,
+            )
+        else:
+            _log.warning(
+                "MCP server %s: %s (%d more lines left out)",
+                self._server,
+                self._header,
+                self._lines,
+            )
+        self._header, self._lines, self._probe = "", 0, False
 
 
 def _stderr_warn(text: str) -> None:

@@ -11,8 +11,9 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
 from fisk_ai.serve.jobs.wire import load_task
+from tests.patience import DEADLINE
 
-PATIENCE = 60.0
+PATIENCE = DEADLINE
 """Seconds a test waits for a state before it fails rather than hangs; a loaded machine takes
 well under one second per job."""
 

@@ -41,11 +41,12 @@ from fisk_ai.tools.fiskapp.model import ApplicationModel
 from tests.agent.conftest import ops_model, toolset
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.provider import ScriptedProvider
+from tests.patience import DEADLINE_DELTA
 from tests.serve.wire import assert_conforms
 
 IDENTITY = "ops"
 CALLER = Identity(name="peer")
-WAIT = timedelta(seconds=10)
+WAIT = DEADLINE_DELTA
 SETTINGS = AgentSettings(
     model="test-model", max_iterations=10, max_tokens=100_000, interactive=True
 )

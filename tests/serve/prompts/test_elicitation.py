@@ -197,6 +197,25 @@ async def test_a_decline_with_a_sentence_reaches_the_model_over_a2a(
     )
 
 
+async def test_a_caller_without_an_operator_is_not_reported_as_a_decline(
+    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+) -> None:
+    started = await agent(
+        app_tools,
+        (calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("nobody then")),
+        elicit=True,
+    )
+    # An answer that fits no approval is sent as no_operator, as a caller without one sends it.
+    prompter = ScriptedPrompter([None])
+
+    await client(caller).ask("remove ORDERS", options=TurnOptions(prompter=prompter))
+
+    assert json.loads(tool_result_read_by_the_model(started))["reason"] == (
+        'the caller has no operator to ask, so nobody approved "stream rm -- ORDERS"; '
+        "this decision is final, do not retry"
+    )
+
+
 async def test_a_plain_no_as_a_go_peer_sends_it_is_a_decline_without_a_sentence(
     agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
 ) -> None:

@@ -8,6 +8,7 @@ the upstream schemas (ours when those are not beside the checkout) as it arrives
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -69,9 +70,11 @@ async def deferred_conversation(agent: StartAgent, caller: MemoryTransport) -> t
     return started, ack.conversation_token
 
 
-async def suspended_approval(agent: StartAgent, caller: MemoryTransport, tool: FakeTool) -> str:
+async def suspended_approval(
+    agent: StartAgent, caller: MemoryTransport, tool: FakeTool
+) -> tuple[Agent, str]:
     """A conversation whose run ended suspended on the unanswered approval of call t1."""
-    await agent(
+    started = await agent(
         (tool,),
         (calls(call("t1", tool.name)), answer("finished")),
         elicit=True,
@@ -80,7 +83,7 @@ async def suspended_approval(agent: StartAgent, caller: MemoryTransport, tool: F
     ack, *_, ended = await exchange(caller, prompt("remove ORDERS"))
     assert isinstance(ack, Ack) and ack.conversation_token
     assert isinstance(ended, TerminalError) and ended.code == ErrorCode.SUSPENDED
-    return ack.conversation_token
+    return started, ack.conversation_token
 
 
 async def test_an_answer_to_a_deferred_call_becomes_its_result_and_the_run_continues(
@@ -190,7 +193,7 @@ async def test_an_approval_given_late_runs_the_call_when_the_run_asks_again(
     agent: StartAgent, caller: MemoryTransport
 ) -> None:
     tool = GatedTool("stream_rm")
-    token = await suspended_approval(agent, caller, tool)
+    _, token = await suspended_approval(agent, caller, tool)
 
     messages = await exchange(
         caller, answer_request(token, late("t1", "approve", "choice", choice="once"))
@@ -205,9 +208,29 @@ async def test_a_late_refusal_leaves_the_gated_call_unrun(
     agent: StartAgent, caller: MemoryTransport
 ) -> None:
     tool = GatedTool("stream_rm")
-    token = await suspended_approval(agent, caller, tool)
+    _, token = await suspended_approval(agent, caller, tool)
 
     messages = await exchange(caller, answer_request(token, late("t1", "approve", "no_operator")))
 
     assert isinstance(messages[-1], TerminalResult)
     assert tool.executed == []
+
+
+async def test_a_late_no_operator_tells_the_model_nobody_approved_rather_than_a_decline(
+    agent: StartAgent, caller: MemoryTransport
+) -> None:
+    started, token = await suspended_approval(agent, caller, GatedTool("stream_rm"))
+
+    await exchange(caller, answer_request(token, late("t1", "approve", "no_operator")))
+
+    conversation = fold(await started.store.read(conversation_session_id(IDENTITY, token)))
+    [result] = [
+        block
+        for message in conversation.messages
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    ]
+    assert json.loads(result.content)["reason"] == (
+        'the caller has no operator to ask, so nobody approved "stream_rm {}"; '
+        "this decision is final, do not retry"
+    )

@@ -19,6 +19,7 @@ from tests.e2e.agent_runs import fisk, fisk_environment
 from tests.e2e.conftest import FISK
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.patience import DEADLINE
 from tests.serve.slack.conftest import ANA, CHANNEL
 
 pytestmark = [
@@ -28,7 +29,7 @@ pytestmark = [
     ),
 ]
 
-WAIT = 30.0
+WAIT = DEADLINE
 CONFIG = """\
 identity: helper
 system_prompt: You inspect NATS servers for the people in this Slack workspace.

@@ -125,7 +125,7 @@ async def test_a_command_outliving_the_timeout_is_killed_with_its_children(
 
     child_pid = int(pid_file.read_text())
     try:
-        assert outcome.is_error
+        assert outcome.is_error and outcome.timed_out
         assert outcome.exec is None
         assert outcome.output == (
             'the command "wait" did not finish within 1.5s (harness.tool_timeout) and was '

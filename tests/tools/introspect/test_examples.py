@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.patience import DEADLINE
 
 COWSAY = REPO_ROOT / "examples" / "cowsay" / "cowsay.py"
 OPS = REPO_ROOT / "examples" / "ops" / "ops.py"
@@ -23,7 +24,7 @@ def run_example(*argv: str) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
         stdin=subprocess.DEVNULL,
-        timeout=60,
+        timeout=DEADLINE,
     )
 
 
