@@ -211,6 +211,10 @@ def test_a_client_configured_as_the_go_docs_write_it_is_served(tmp_path: Path) -
             if line.startswith("    claude mcp add"):
                 url = line.split()[-1]
                 break
+        if not url:
+            process.wait(timeout=DEADLINE)
+            assert process.stderr is not None
+            raise AssertionError(f"fisk mcp ended before serving:\n{process.stderr.read()}")
         # The Go fisk-ai's docs: `claude mcp add --transport http nats http://127.0.0.1:8080`.
         root = url.removesuffix("/mcp")
 
