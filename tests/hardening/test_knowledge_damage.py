@@ -7,11 +7,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fisk_ai.cli.main import main
 from fisk_ai.knowledge.doctor import CheckState, diagnose
+from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.knowledge.conftest import index, write_corpus
 
 PAGE = 4096
@@ -108,3 +110,41 @@ def test_reindex_builds_a_damaged_database_again(
     capsys.readouterr()
     assert main(["knowledge", "search", "rollback"]) == 0
     assert "docs/n" in capsys.readouterr().out
+
+
+def _run_searching(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, list[Any]]:
+    """``fisk run --no-tui`` in ``project``, the model asking knowledge_search once."""
+    with (project / "agent.yaml").open("a") as config:
+        config.write("llm:\n  model: claude-test-1\n")
+    turns = [
+        reply(tool_use("tu_1", "knowledge_search", {"query": "apt"}), stop_reason="tool_use"),
+        reply(text("searched")),
+    ]
+    with FakeMessagesAPI(turns) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fake-damage")
+        code = main(["run", "--no-tui", "--state-dir", str(project / "state"), "look it up"])
+        return code, list(api.requests)
+
+
+@pytest.mark.parametrize("kind", ["truncated", "not-a-database"])
+def test_a_run_over_a_database_that_will_not_open_stops_in_one_sentence(
+    project: Path, kind: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _damage(project, kind)
+    code, requests = _run_searching(project, monkeypatch)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert not requests
+    assert "fisk knowledge index --reindex" in err
+    assert err.count("\n") == 1
+
+
+def test_a_search_that_meets_garbage_pages_tells_the_model_what_to_rebuild(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _damage(project, "garbage-pages")
+    code, requests = _run_searching(project, monkeypatch)
+    assert code == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert "fisk knowledge index --reindex" in str(requests[1]["messages"][-1])
