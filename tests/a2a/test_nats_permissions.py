@@ -5,7 +5,6 @@ real nats-server whose user may not subscribe to, nor publish on, ``choria.fisk-
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.transport import Delivery
 from fisk_ai.broker.server import locate_server_binary
+from tests.fakes.nats_server import configured_server
 from tests.patience import DEADLINE
 
 pytestmark = pytest.mark.skipif(
@@ -38,45 +38,24 @@ CONFIG = {
         ]
     },
 }
-WAIT = DEADLINE
 
 
 @pytest.fixture
 async def transport(tmp_path: Path) -> AsyncIterator[NatsTransport]:
-    config = tmp_path / "server.conf"
-    config.write_text(json.dumps(CONFIG))
-    binary = locate_server_binary()
-    assert binary is not None
-    process = await asyncio.create_subprocess_exec(
-        binary,
-        "--config",
-        str(config),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    url = ""
-    async with asyncio.timeout(WAIT):
-        while True:
-            line = (await process.stderr.readline()).decode()
-            assert line, "nats-server ended before it was ready"
-            if "Listening for client connections on " in line:
-                url = "nats://" + line.rsplit(" ", 1)[-1].strip()
-            if "Server is ready" in line:
-                break
-    drain = asyncio.create_task(process.stderr.read())
-    opened = await NatsTransport.open(
-        {"servers": [url], "user": "agent", "password": "agent-secret", "allow_reconnect": False},
-        name="fisk-ai test",
-    )
-    try:
-        yield opened
-    finally:
-        await opened.close()
-        process.terminate()
-        await process.wait()
-        await drain
+    async with configured_server(tmp_path, CONFIG) as server:
+        opened = await NatsTransport.open(
+            {
+                "servers": [server.url],
+                "user": "agent",
+                "password": "agent-secret",
+                "allow_reconnect": False,
+            },
+            name="fisk-ai test",
+        )
+        try:
+            yield opened
+        finally:
+            await opened.close()
 
 
 async def ignore(delivery: Delivery) -> None:
@@ -88,7 +67,7 @@ async def test_a_refused_subscription_is_the_transports_fault(transport: NatsTra
 
     await transport.subscribe(DENIED, ignore)
 
-    reason = await asyncio.wait_for(transport.fault, WAIT)
+    reason = await asyncio.wait_for(transport.fault, DEADLINE)
     assert reason.startswith("the NATS server refused a subscription (")
     assert DENIED in reason
 

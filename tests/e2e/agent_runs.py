@@ -126,3 +126,26 @@ def repeated_model_calls(requests: Sequence[Any]) -> list[int]:
             repeats.append(number)
         seen.add(key)
     return repeats
+
+
+def start_fisk_mcp(home: Path, config: Path) -> tuple[subprocess.Popen[str], list[str]]:
+    """`fisk mcp --config CONFIG` started in ``home``, and its banner up to the line that tells
+    Claude Code where it serves (the URL is that line's last word). A server that ends before
+    serving fails the test with what it wrote to stderr."""
+    process = subprocess.Popen(
+        [str(FISK), "mcp", "--config", str(config)],
+        cwd=home,
+        env=fisk_environment(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    banner: list[str] = []
+    for line in process.stdout:
+        banner.append(line)
+        if line.startswith("    claude mcp add"):
+            return process, banner
+    _, stderr = process.communicate(timeout=DEADLINE)
+    raise AssertionError(f"fisk mcp ended before serving:\n{stderr}")

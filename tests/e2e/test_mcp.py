@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.agent_runs import fisk, fisk_environment, tool_results, write_config
+from tests.e2e.agent_runs import fisk, fisk_environment, start_fisk_mcp, tool_results, write_config
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import application, command, write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
@@ -148,22 +148,8 @@ def test_fisk_mcp_serves_lists_calls_and_drains_on_interrupt(tmp_path: Path) -> 
     config = write_config(
         tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
     )
-    process = subprocess.Popen(
-        [str(FISK), "mcp", "--config", str(config)],
-        cwd=tmp_path,
-        env=fisk_environment(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, banner = start_fisk_mcp(tmp_path, config)
     try:
-        assert process.stdout is not None
-        banner: list[str] = []
-        for line in process.stdout:
-            banner.append(line)
-            if line.startswith("    claude mcp add"):
-                break
         url = banner[-1].split()[-1]
         assert any("restart (ai:confirm)" in line for line in banner)
 
@@ -195,26 +181,9 @@ def test_a_client_configured_as_the_go_docs_write_it_is_served(tmp_path: Path) -
     config = write_config(
         tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
     )
-    process = subprocess.Popen(
-        [str(FISK), "mcp", "--config", str(config)],
-        cwd=tmp_path,
-        env=fisk_environment(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, banner = start_fisk_mcp(tmp_path, config)
     try:
-        assert process.stdout is not None
-        url = ""
-        for line in process.stdout:
-            if line.startswith("    claude mcp add"):
-                url = line.split()[-1]
-                break
-        if not url:
-            process.wait(timeout=DEADLINE)
-            assert process.stderr is not None
-            raise AssertionError(f"fisk mcp ended before serving:\n{process.stderr.read()}")
+        url = banner[-1].split()[-1]
         # The Go fisk-ai's docs: `claude mcp add --transport http nats http://127.0.0.1:8080`.
         root = url.removesuffix("/mcp")
 

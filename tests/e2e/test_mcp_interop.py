@@ -17,8 +17,7 @@ import pytest
 from fisk_ai.config.models import McpClient
 from fisk_ai.tools.base import ExecDeps
 from fisk_ai.tools.mcp.sessions import open_mcp_sessions
-from tests.e2e.agent_runs import fisk_environment, write_config
-from tests.e2e.conftest import FISK
+from tests.e2e.agent_runs import start_fisk_mcp, write_config
 from tests.fakes.fiskapp import application, command, write_fake_app
 from tests.patience import DEADLINE
 
@@ -54,25 +53,9 @@ def test_the_inspector_lists_and_calls_fisk_mcp(tmp_path: Path) -> None:
     config = write_config(
         tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
     )
-    process = subprocess.Popen(
-        [str(FISK), "mcp", "--config", str(config)],
-        cwd=tmp_path,
-        env=fisk_environment(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, banner = start_fisk_mcp(tmp_path, config)
     try:
-        assert process.stdout is not None
-        url = ""
-        for line in process.stdout:
-            if line.startswith("    claude mcp add"):
-                url = line.split()[-1]
-                break
-        if not url:
-            process.kill()
-            raise AssertionError(f"fisk mcp did not start:\n{process.communicate()[1]}")
+        url = banner[-1].split()[-1]
         listed = inspector(url, "tools/list")
         assert isinstance(listed, dict)
         assert [tool["name"] for tool in listed["tools"]] == ["status"]

@@ -13,7 +13,6 @@ is refused.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +28,8 @@ from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.broker.server import locate_server_binary
+from tests.fakes.nats_server import Server, configured_server
 from tests.fakes.provider import answer
-from tests.patience import DEADLINE
 from tests.serve.prompts import engine
 from tests.serve.prompts.engine import IDENTITY, StartAgent, client
 
@@ -95,46 +94,10 @@ CONFIG = {
 }
 
 
-@dataclass
-class Server:
-    url: str
-    process: asyncio.subprocess.Process
-    log: list[str] = field(default_factory=list)
-
-
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Server]:
-    config = tmp_path / "server.conf"
-    config.write_text(json.dumps(CONFIG))
-    binary = locate_server_binary()
-    assert binary is not None
-    process = await asyncio.create_subprocess_exec(
-        binary,
-        "--config",
-        str(config),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    url = ""
-    log: list[str] = []
-    async with asyncio.timeout(DEADLINE):
-        while True:
-            line = (await process.stderr.readline()).decode()
-            assert line, "nats-server ended before it was ready:\n" + "".join(log)
-            log.append(line)
-            if "Listening for client connections on " in line:
-                url = "nats://" + line.rsplit(" ", 1)[-1].strip()
-            if "Server is ready" in line:
-                break
-    drain = asyncio.create_task(process.stderr.read())
-    try:
-        yield Server(url, process, log)
-    finally:
-        process.terminate()
-        await process.wait()
-        await drain
+    async with configured_server(tmp_path, CONFIG) as running:
+        yield running
 
 
 @dataclass
