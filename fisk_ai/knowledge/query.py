@@ -1,8 +1,9 @@
 """From what a person or the model typed to what FTS5 is asked.
 
-Search takes free text and asks for any of its words: the text is cut on everything that is not
-a letter or digit, words under two characters are dropped (and reported), each word is quoted so
-no FTS5 operator can hide in it, and at most forty are OR-ed together.
+Search takes free text and asks for any of its words, as the Go original does: the text is cut on
+everything that is not a letter or a decimal digit, words under two characters are dropped (and
+reported), each word is quoted so no FTS5 operator can hide in it, and the first forty are OR-ed
+together. A word written twice is asked for twice, which weighs it twice in BM25, as in Go.
 
 Enumerate has a small closed language, the Go original's: bare words (all must appear somewhere
 in a document, not necessarily in one chunk), ``"quoted phrases"`` (a doubled quote inside one
@@ -72,15 +73,21 @@ class SearchQuery:
     dropped: tuple[str, ...]
 
 
+def _search_words(text: str) -> list[str]:
+    """The runs of letters and decimal digits, as Go's ``unicode.IsLetter``/``IsDigit`` cut them
+    (a superscript or a roman numeral is not a digit there)."""
+    kept = "".join(ch if ch.isalpha() or ch.isdecimal() else " " for ch in text)
+    return kept.split()
+
+
 def search_query(text: str) -> SearchQuery:
     terms: list[str] = []
     dropped: list[str] = []
-    for word in WORD.findall(text):
+    for word in _search_words(text):
         if len(word) < MIN_TERM_CHARACTERS:
             dropped.append(word)
-        elif word.lower() not in (term.lower() for term in terms):
+        elif len(terms) < MAX_SEARCH_TERMS:
             terms.append(word)
-    terms = terms[:MAX_SEARCH_TERMS]
     return SearchQuery(" OR ".join(_quote(term) for term in terms), tuple(terms), tuple(dropped))
 
 

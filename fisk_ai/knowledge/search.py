@@ -72,8 +72,7 @@ def degraded_tier(reason: DegradeReason) -> str:
     return f"tier: hybrid -> DEGRADED to lexical (embeddings unreachable: {reason})"
 
 
-_RELATED_FORMS = 10
-_RELATED_CANDIDATES = 200
+_RELATED_FORMS = 5
 
 
 class SearchStatus(enum.Enum):
@@ -391,32 +390,27 @@ def _stems(words: Sequence[str]) -> list[str]:
     return [str(found.get(index, "")) for index in range(1, len(words) + 1)]
 
 
-def _related_forms(connection: sqlite3.Connection, word: str) -> tuple[str, ...]:
-    """Other words of the corpus that stem like ``word``."""
-    lowered = word.lower()
-    stem = _stems([lowered])[0]
-    if not stem:
-        return ()
-    # Porter mostly strips suffixes, so words sharing a stem mostly share all but its last
-    # letter; those are the candidates, and the real stems decide.
-    prefix = stem[:-1] if len(stem) > 3 else stem
+def _related_forms(connection: sqlite3.Connection, word: str, stem: str) -> tuple[str, ...]:
+    """Other words of the corpus that stem like ``word``, most common first, as Go finds them:
+    the words that start with the stem are the candidates, and their real stems decide."""
     rows = connection.execute(
-        "SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?",
-        (prefix, prefix + "\U0010ffff", _RELATED_CANDIDATES),
+        "SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC",
+        (stem, stem[:-1] + chr(ord(stem[-1]) + 1)),
     ).fetchall()
-    candidates = [str(row[0]) for row in rows if str(row[0]) != lowered]
+    candidates = [str(row[0]) for row in rows if str(row[0]).casefold() != word.casefold()]
     if not candidates:
         return ()
     stems = _stems(candidates)
-    related = sorted(c for c, s in zip(candidates, stems, strict=True) if s == stem)
+    related = [c for c, s in zip(candidates, stems, strict=True) if s == stem]
     return tuple(related[:_RELATED_FORMS])
 
 
 def _term_report(connection: sqlite3.Connection, term: Term, found: set[int]) -> TermReport:
     exact = _document_set(connection, "chunks_fts_exact", term.expression())
-    related = (
-        () if term.phrase or len(term.words) != 1 else _related_forms(connection, term.words[0])
-    )
+    # Only a count the stemming raised has something to explain.
+    explained = len(found) > len(exact) and not term.phrase and len(term.words) == 1
+    stem = _stems([term.words[0].lower()])[0] if explained else ""
+    related = _related_forms(connection, term.words[0], stem) if stem else ()
     return TermReport(term.surface, len(found), len(exact), related_forms=related)
 
 
@@ -439,9 +433,10 @@ def enumerate_documents(
     connection: sqlite3.Connection, text: str, *, min_body_matches: int = 0
 ) -> EnumerateAnswer:
     """Every document holding all the query's terms and none of its excluded ones, each term
-    matched anywhere in the document; unranked, ordered by how many chunks match (body first,
-    then heading) and then by path. ``min_body_matches`` keeps the documents with at least that
-    many chunks matching in the body. Raises QueryError for a query the language refuses."""
+    matched anywhere in the document; unranked, ordered as Go orders them: by how many chunks
+    match in the body and the heading together, then by path. ``min_body_matches`` keeps the
+    documents with at least that many chunks matching in the body. Raises QueryError for a
+    query the language refuses."""
     query = parse_enumerate(text)
     indexed = int(connection.execute("SELECT count(*) FROM documents").fetchone()[0])
     if indexed == 0:
@@ -478,7 +473,7 @@ def enumerate_documents(
                         first.get(key, 0),
                     )
                 )
-    documents.sort(key=lambda d: (-d.body_matches, -d.heading_matches, d.path))
+    documents.sort(key=lambda d: (-(d.body_matches + d.heading_matches), d.path))
     reports = _reports(connection, query, sets)
     return EnumerateAnswer(EnumerateStatus.OK, query, tuple(documents), reports, indexed)
 

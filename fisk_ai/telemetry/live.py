@@ -784,13 +784,15 @@ class LiveTelemetry(Telemetry):
         )
 
     def remote_tool(self, peer: str, tool: str) -> AbstractContextManager[Span]:
+        # Go's hop span: under the local call's execute_tool, named for the peer, which is
+        # operator configuration; the tool name is the peer's, so only an attribute. No
+        # gen_ai.agent.name: everywhere else in the trace that is this agent.
         return self._span(
-            f"execute_tool {tool}",
+            f"invoke_agent {peer}",
             SpanKind.CLIENT,
             {
-                gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value,
+                gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value,
                 gen_ai.GEN_AI_TOOL_NAME: tool,
-                "fisk.a2a.peer": peer,
                 TOOL_REMOTE_AGENT: peer,
             },
         )

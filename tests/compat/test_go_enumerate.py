@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fisk_ai.knowledge import QueryError
-from fisk_ai.knowledge.query import EnumerateQuery, parse_enumerate
+from fisk_ai.knowledge.query import EnumerateQuery, parse_enumerate, search_query
 from fisk_ai.knowledge.search import EnumerateAnswer, EnumerateStatus, enumerate_documents
 from fisk_ai.knowledge.store import KnowledgeReader, stored_documents
 from tests.knowledge.conftest import index, write_corpus
@@ -204,3 +204,102 @@ def test_documents_store_their_mtime_in_seconds(go_corpus: KnowledgeReader) -> N
 
     for path, document in stored.items():
         assert document.mtime == Path(path).stat().st_mtime_ns // 1_000_000_000
+
+
+RELATED_CORPUS = {
+    "a.md": "# A\n\nThis interface is deprecated.\n",
+    "b.md": "# B\n\nThe deprecation is announced early.\n",
+    "c.md": "# C\n\nWe deprecate interfaces slowly.\n",
+}
+
+
+def reader_over(tmp_path: Path, corpus: dict[str, str]) -> KnowledgeReader:
+    store = tmp_path / "knowledge" / "docs"
+    index(store, write_corpus(tmp_path / "docs", corpus))
+    reader = KnowledgeReader(store)
+    assert reader.open()
+    return reader
+
+
+def test_the_other_forms_behind_a_stemmed_count_are_named(tmp_path: Path) -> None:
+    reader = reader_over(tmp_path, RELATED_CORPUS)
+    [report] = enumerate_in(reader, "deprecated").terms
+    reader.close()
+
+    assert (report.documents, report.as_written) == (3, 1)
+    assert sorted(report.related_forms) == ["deprecate", "deprecation"]
+
+
+def test_no_forms_are_named_when_the_counts_agree(tmp_path: Path) -> None:
+    reader = reader_over(tmp_path, {"a.md": RELATED_CORPUS["a.md"]})
+    [report] = enumerate_in(reader, "deprecated").terms
+    reader.close()
+
+    assert (report.documents, report.as_written) == (1, 1)
+    assert report.related_forms == ()
+
+
+def test_the_forms_named_are_the_most_common_first_and_at_most_five(tmp_path: Path) -> None:
+    forms = [
+        "connects",
+        "connected",
+        "connecting",
+        "connection",
+        "connections",
+        "connectivity",
+        "connect",
+    ]
+    # The n-th form is in n documents, so the order by documents is the reverse.
+    corpus = {
+        f"doc{number}.md": "# T\n\n" + " ".join(forms[: len(forms) - number]) + " .\n"
+        for number in range(len(forms))
+    }
+    reader = reader_over(tmp_path, corpus)
+    [report] = enumerate_in(reader, "connect").terms
+    reader.close()
+
+    assert report.related_forms == (
+        "connects",
+        "connected",
+        "connecting",
+        "connection",
+        "connections",
+    )
+
+
+def test_documents_are_ordered_by_all_their_matching_chunks_then_by_path(tmp_path: Path) -> None:
+    # b.md matches in two headings and no body; a.md in one body: Go's order counts both.
+    corpus = {
+        "a.md": "# One\n\nThe quota applies.\n",
+        "b.md": "# Quota\n\nFirst part.\n\n## Quota again\n\nSecond part.\n",
+        "c.md": "# Quota\n\nOnly here.\n",
+    }
+    reader = reader_over(tmp_path, corpus)
+    answer = enumerate_in(reader, "quota")
+    reader.close()
+
+    assert [Path(document.path).name for document in answer.documents] == [
+        "b.md",
+        "a.md",
+        "c.md",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expression"),
+    [
+        ("how does backpressure work", '"how" OR "does" OR "backpressure" OR "work"'),
+        ("a bb ccc", '"bb" OR "ccc"'),
+        ('drop" table; injection', '"drop" OR "table" OR "injection"'),
+        ("   ", ""),
+        ("! @ # $", ""),
+        ("retention retention policy", '"retention" OR "retention" OR "policy"'),
+        ("x² snake_case", '"snake" OR "case"'),
+    ],
+)
+def test_free_text_becomes_the_match_text_go_builds(text: str, expression: str) -> None:
+    assert search_query(text).expression == expression
+
+
+def test_free_text_asks_for_the_first_forty_words_repeats_included() -> None:
+    assert search_query("term " * 200).expression == " OR ".join(['"term"'] * 40)

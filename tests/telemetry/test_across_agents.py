@@ -170,9 +170,9 @@ async def test_a_remote_tool_call_carries_the_current_spans_traceparent(
     caller.shutdown()
     (request,) = sent
     spans = {span.name: span for span in receiver.spans()}
-    remote, local = spans["execute_tool status"], spans["execute_tool peer_status"]
+    remote, local = spans["invoke_agent peer"], spans["execute_tool peer_status"]
     assert remote.kind == Span.SPAN_KIND_CLIENT
-    assert attributes(remote)["fisk.a2a.peer"] == "peer"
+    assert attributes(remote)["fisk.tool.remote_agent"] == "peer"
     assert remote.parent_span_id == local.span_id
     # A peer that never answered is a classed failure on the call's span.
     assert attributes(remote)["error.type"] == "_OTHER"

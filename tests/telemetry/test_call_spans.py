@@ -53,7 +53,7 @@ def test_each_call_span_carries_its_conventions(receiver: Receiver) -> None:
             pass
         with handle.remote_agent("billing", "prompt"):
             pass
-        with handle.remote_tool("billing", "invoice"):
+        with handle.remote_tool("invoicing", "invoice"):
             pass
         with handle.knowledge_search(5):
             pass
@@ -78,7 +78,10 @@ def test_each_call_span_carries_its_conventions(receiver: Receiver) -> None:
     assert mcp["fisk.mcp.server"] == "echo"
     agent = attributes(spans["invoke_agent billing"])
     assert (agent["gen_ai.agent.name"], agent["fisk.a2a.request"]) == ("billing", "prompt")
-    assert attributes(spans["execute_tool invoice"])["fisk.a2a.peer"] == "billing"
+    hop = attributes(spans["invoke_agent invoicing"])
+    assert (hop["gen_ai.operation.name"], hop["gen_ai.tool.name"]) == ("invoke_agent", "invoice")
+    assert hop["fisk.tool.remote_agent"] == "invoicing"
+    assert "gen_ai.agent.name" not in hop
     retrieval = attributes(spans["retrieval knowledge"])
     assert retrieval["gen_ai.operation.name"] == "retrieval"
     assert retrieval["gen_ai.data_source.id"] == "knowledge"
