@@ -25,6 +25,7 @@ from fisk_ai.agent.events import (
     PromptEvent,
     StatusEvent,
     StatusPhase,
+    TextDeltaEvent,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
@@ -55,7 +56,7 @@ from fisk_ai.tools.questions import (
     InputQuestion,
     SelectQuestion,
 )
-from fisk_ai.tui.bridge import EventArrived, QuestionAsked, RunBridge
+from fisk_ai.tui.bridge import DeltaArrived, EventArrived, QuestionAsked, RunBridge
 from fisk_ai.tui.chat_commands import ESCAPED_SLASH, ChatCommand
 from fisk_ai.tui.prompt_history import PromptHistory
 from fisk_ai.tui.setup import RunSetup
@@ -80,6 +81,9 @@ from fisk_ai.util.sanitize import single_line
 CONTEXT_CLEARED = "--- context cleared ---"
 NEW_OUTPUT_BELOW = "v new output below: Ctrl-End follows"
 MODEL_WAIT = "waiting for the model"
+MODEL_WRITING = "the model is writing"
+MODEL_THINKING = "the model is thinking"
+STREAM_STOPPED = "(stopped while it was being written: this text is not kept in the conversation)"
 STOPPING = "stopping"
 STOP_NOTICE = "stopping the turn; Ctrl-C again leaves"
 STANDING_APPROVAL_RAN = "ran under your standing approval (Always)"
@@ -509,6 +513,7 @@ class RunScreen(Screen[None]):
         self._turn_over()
 
     def _turn_over(self) -> None:
+        self.view.keep_streamed(STREAM_STOPPED)
         if self._turn_started is not None:
             self._worked_seconds += time.monotonic() - self._turn_started
             self._turn_started = None
@@ -587,6 +592,16 @@ class RunScreen(Screen[None]):
             case _:
                 assert_never(event)
         self._hide_startup()
+
+    def on_delta_arrived(self, message: DeltaArrived) -> None:
+        # A stop shows at once: what is on screen is all the answer will show.
+        if self.stop_requested:
+            return
+        self._hide_startup()
+        self.view.add_delta(message.event)
+        if self.activity in (MODEL_WAIT, MODEL_THINKING, MODEL_WRITING):
+            writing = isinstance(message.event, TextDeltaEvent)
+            self.activity = MODEL_WRITING if writing else MODEL_THINKING
 
     def _status_arrived(self, event: StatusEvent) -> None:
         match event:

@@ -2,8 +2,8 @@
 futures a modal resolves, and prompts become turns of the a2a conversation.
 
 The agent is reached over a2a whether this process hosts it or somebody else runs it, so the
-screens see ``EventArrived``, ``QuestionAsked`` and what ``start``, ``resume`` and ``follow_up``
-return, never the protocol or a runner.
+screens see ``EventArrived``, ``DeltaArrived``, ``QuestionAsked`` and what ``start``, ``resume``
+and ``follow_up`` return, never the protocol or a runner.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from fisk_ai.agent.events import Event
+from fisk_ai.agent.events import DeltaEvent, Event
 from fisk_ai.multiplex import PaneState, Reporter
 from fisk_ai.presentation import blocked_reason
 from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
@@ -32,6 +32,14 @@ class EventArrived(Message):
     """One event of the run, posted from the run's task."""
 
     def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class DeltaArrived(Message):
+    """The next piece of the answer the model is writing, posted from the run's task."""
+
+    def __init__(self, event: DeltaEvent) -> None:
         super().__init__()
         self.event = event
 
@@ -114,6 +122,10 @@ class RunBridge:
     def emit(self, event: Event) -> None:
         if self._post is not None:
             self._post(EventArrived(event))
+
+    def emit_delta(self, event: DeltaEvent) -> None:
+        if self._post is not None:
+            self._post(DeltaArrived(event))
 
     def can_prompt(self) -> bool:
         return self._post is not None

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, assert_never
 
 from fisk_ai.agent.events import (
+    DeltaEvent,
     Event,
     PromptEvent,
     StatusEvent,
+    StatusPhase,
+    TextDeltaEvent,
     TextEvent,
+    ThinkingDeltaEvent,
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -377,6 +382,55 @@ def _text_lines(text: str) -> list[str]:
     return strip_control(text).expandtabs(TAB_WIDTH).split("\n")
 
 
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+
+
+def _closes_fence(fence: str, marks: re.Match[str] | None) -> bool:
+    """A fence closes on a run of its own mark at least as long, with nothing after it."""
+    return marks is not None and marks.group(1).startswith(fence) and not marks.group(2).strip()
+
+
+def completed_prose(text: str) -> int:
+    """How much of ``text``, prose the model is still writing, is whole markdown blocks: the
+    end of its last blank line outside a code fence. What follows may still change how it is
+    drawn; what precedes it never will."""
+    completed = 0
+    fence = ""
+    position = 0
+    while (end := text.find("\n", position)) >= 0:
+        line = text[position:end]
+        marks = _FENCE.match(line)
+        if fence:
+            # A fence closes on a run of its own mark at least as long, with nothing after.
+            if (
+                marks is not None
+                and marks.group(1).startswith(fence)
+                and not marks.group(2).strip()
+            ):
+                fence = ""
+        elif marks is not None:
+            fence = marks.group(1)
+        elif not line.strip() and text[:position].strip():
+            completed = end + 1
+        position = end + 1
+    return completed
+
+
+@dataclass
+class _Streamed:
+    """What one kind of delta has drawn so far of the model call in flight: ``text`` whole,
+    in the blocks from ``first`` on. The prose before ``settled`` is whole markdown blocks,
+    laid out for good in the blocks before ``settled_end``; one block after them shows the
+    rest, which the next piece may change."""
+
+    kind: BlockKind
+    first: int
+    text: str = ""
+    settled: int = 0
+    settled_end: int = 0
+    markdown: bool = False
+
+
 class _Layout:
     """Row counts per block at one width, with prefix sums rebuilt lazily from the first
     block that changed."""
@@ -412,6 +466,9 @@ class Transcript:
         """The ask_human calls waiting for their answer: call id to tool name."""
         self.last_result: int | None = None
         """The newest tool result long enough to fold, which ``toggle_last_result`` acts on."""
+        self._streamed: list[_Streamed] = []
+        """The model call in flight as its deltas drew it, one entry per kind in the order
+        they came; its blocks end the transcript until its complete events replace them."""
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -422,7 +479,41 @@ class Transcript:
 
     def add_event(self, event: Event, *, seconds: int | None = None) -> None:
         """Add what one agent event shows; status events show nothing here. ``seconds`` is
-        how long a tool call took, for its result's header, when the surface timed it."""
+        how long a tool call took, for its result's header, when the surface timed it.
+
+        The drawn deltas of the call in flight give way to its complete events: a text or
+        thinking event takes the place of the deltas of its kind, a retry or the next step
+        (a tool call, a result, a prompt) voids what is left of them."""
+        if not self._streamed:
+            self._add_event(event, seconds)
+            return
+        match event:
+            case TextEvent() | ThinkingEvent():
+                kind = BlockKind.NARRATION if isinstance(event, TextEvent) else BlockKind.THINKING
+                kept = list(self._streamed)
+                replaced = next((entry for entry in kept if entry.kind is kind), None)
+                if replaced is not None:
+                    kept.remove(replaced)
+            case (
+                StatusEvent(phase=StatusPhase.RETRYING)
+                | ToolCallEvent()
+                | ToolResultEvent()
+                | PromptEvent()
+            ):
+                kept = []
+            case WarningEvent():
+                kept = list(self._streamed)
+            case StatusEvent():
+                return
+            case _:
+                assert_never(event)
+        self._drop_streamed()
+        self._add_event(event, seconds)
+        for entry in kept:
+            prose = entry.kind is BlockKind.NARRATION
+            self.add_delta(TextDeltaEvent(entry.text) if prose else ThinkingDeltaEvent(entry.text))
+
+    def _add_event(self, event: Event, seconds: int | None) -> None:
         match event:
             case PromptEvent():
                 self.add_prompt(event.text)
@@ -499,6 +590,88 @@ class Transcript:
 
     def add_meta(self, text: str) -> None:
         self.add_block(BlockKind.META, _text_lines(text))
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the end of the transcript is a model call's deltas, not yet its events."""
+        return bool(self._streamed)
+
+    def add_delta(self, event: DeltaEvent) -> None:
+        """Draw the next piece of the model call in flight. Only the prose after the last
+        whole markdown block is parsed and laid out again; thinking is redrawn whole, as a
+        folded block shows one line of it however long it grows."""
+        kind = BlockKind.NARRATION if isinstance(event, TextDeltaEvent) else BlockKind.THINKING
+        current = self._streamed[-1] if self._streamed else None
+        if current is None or current.kind is not kind:
+            current = _Streamed(kind, len(self.blocks), settled_end=len(self.blocks))
+            self._streamed.append(current)
+        current.text += event.text
+        self._redraw(current)
+
+    def keep_streamed(self, note: str) -> None:
+        """The call in flight ended without its events (stopped, failed): what it drew stays,
+        as drawn, under ``note``; nothing replaces it any more. A call that drew nothing
+        leaves nothing."""
+        if not self._streamed:
+            return
+        shown = len(self.blocks) > self._streamed[0].first
+        self._streamed.clear()
+        if shown:
+            self.add_meta(note)
+
+    def _redraw(self, current: _Streamed) -> None:
+        if current.kind is BlockKind.THINKING:
+            self._truncate(current.first)
+            self.add_thinking(current.text)
+            return
+        pending = current.text[current.settled :]
+        if not current.markdown and looks_like_markdown(pending):
+            # Once it is markdown the whole answer is drawn as markdown, as its event will be.
+            current.markdown = True
+            current.settled = 0
+            current.settled_end = current.first
+            pending = current.text
+        self._truncate(current.settled_end)
+        completed = completed_prose(pending)
+        if completed:
+            self._add_prose(pending[:completed], markdown=current.markdown)
+            current.settled += completed
+            current.settled_end = len(self.blocks)
+        self._add_prose(pending[completed:], markdown=current.markdown)
+
+    def _add_prose(self, text: str, *, markdown: bool) -> None:
+        text = text.strip("\n")
+        if text.strip():
+            lines = _text_lines(text)
+            self.add_block(BlockKind.NARRATION, lines, markdown=markdown)
+
+    def _drop_streamed(self) -> None:
+        if self._streamed:
+            self._truncate(self._streamed[0].first)
+            self._streamed.clear()
+
+    def _truncate(self, index: int) -> None:
+        """Remove the blocks from ``index`` on, with everything laid out for them."""
+        count = len(self.blocks)
+        if index >= count:
+            return
+        start = self.blocks[index].start
+        line_count = len(self.lines)
+        del self.lines[start:]
+        del self._lowered[start:]
+        del self._line_block[start:]
+        del self.blocks[index:]
+        del self._folded[index:]
+        for block in range(index, count):
+            self._markdown.pop(block, None)
+        for layout in self._layouts.values():
+            layout.invalidate(index)
+            for block in range(index, count):
+                layout.markdown_rows.pop(block, None)
+            for line in range(start, line_count):
+                layout.line_rows.pop(line, None)
+        if self.last_result is not None and self.last_result >= index:
+            self.last_result = None
 
     def add_block(
         self,

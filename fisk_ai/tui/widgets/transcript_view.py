@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
@@ -16,8 +17,9 @@ from textual.message import Message
 from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
-from fisk_ai.agent.events import Event
+from fisk_ai.agent.events import DeltaEvent, Event, TextDeltaEvent, ThinkingDeltaEvent
 from fisk_ai.tui.markdown import SYNTAX, Emphasis
 from fisk_ai.tui.transcript import Match, Row, RowKind, Transcript
 from fisk_ai.util.fsx import make_private_directories
@@ -37,8 +39,25 @@ SYNTAX_CLASSES = {
 _UNMARKED_KINDS = (RowKind.BLANK, RowKind.PLACEHOLDER)
 """Rows a search never marks: they draw no text of the line they stand for."""
 
+STREAM_FRAME_SECONDS = 1 / 20
+"""The answer being written is drawn at most this often: it reads as it comes, and a model
+writing faster than a terminal redraws costs one frame per interval, not one per piece."""
+
 Hit = tuple[int, int]
 """Where a search hit is in a row's text: the ``[start, end)`` character range."""
+
+
+def _joined(
+    pieces: list[DeltaEvent],
+) -> list[tuple[type[TextDeltaEvent] | type[ThinkingDeltaEvent], str]]:
+    joined: list[tuple[type[TextDeltaEvent] | type[ThinkingDeltaEvent], str]] = []
+    for piece in pieces:
+        kind = type(piece)
+        if joined and joined[-1][0] is kind:
+            joined[-1] = (kind, joined[-1][1] + piece.text)
+        else:
+            joined.append((kind, piece.text))
+    return joined
 
 
 def default_copy_directory() -> Path:
@@ -166,6 +185,10 @@ class TranscriptView(ScrollView, can_focus=True):
         """Where the search text is in each row of the window, worked out once per window."""
         self._current_line_hit = False
         """Whether the current match's words were found on any row of the window."""
+        self._pieces: list[DeltaEvent] = []
+        """Pieces of the answer being written that the next frame draws."""
+        self._frame: Timer | None = None
+        self._last_frame = 0.0
 
     @property
     def row_width(self) -> int:
@@ -193,8 +216,46 @@ class TranscriptView(ScrollView, can_focus=True):
     def append(self, events: Iterable[Event], *, seconds: int | None = None) -> None:
         """Add a batch of events; only the new blocks are measured. ``seconds`` is how long
         the tool call a result answers took, when the caller timed it."""
+        self._take_pieces()
         self.transcript.add_events(events, seconds=seconds)
         self._changed()
+
+    def add_delta(self, event: DeltaEvent) -> None:
+        """Draw the next piece of the answer being written, in the next frame: the first piece
+        after a quiet spell at once, then at most one frame per ``STREAM_FRAME_SECONDS``."""
+        self._pieces.append(event)
+        if self._frame is not None:
+            return
+        wait = self._last_frame + STREAM_FRAME_SECONDS - time.monotonic()
+        if wait > 0:
+            self._frame = self.set_timer(wait, self._draw_pieces)
+        else:
+            self._draw_pieces()
+
+    def keep_streamed(self, note: str) -> None:
+        """The answer being written stopped short: what was drawn of it stays, under
+        ``note``."""
+        self._take_pieces()
+        if self.transcript.streaming:
+            self.transcript.keep_streamed(note)
+            self._changed()
+
+    def _draw_pieces(self) -> None:
+        self._frame = None
+        if self._take_pieces():
+            self._last_frame = time.monotonic()
+            self._changed()
+
+    def _take_pieces(self) -> bool:
+        """Hand the waiting pieces to the transcript, those of one kind in a row joined into
+        one; returns whether there were any."""
+        if self._frame is not None:
+            self._frame.stop()
+            self._frame = None
+        pieces, self._pieces = self._pieces, []
+        for kind, text in _joined(pieces):
+            self.transcript.add_delta(kind(text))
+        return bool(pieces)
 
     def add_meta(self, text: str) -> None:
         """Add a marker line of the surface's own (``--- context cleared ---``)."""
@@ -203,6 +264,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def clear(self) -> None:
         """Empty the view, keeping the folding settings; the conversation is not touched."""
+        self._take_pieces()
         old = self.transcript
         self.transcript = Transcript(
             output_folded=old.output_folded, thinking_folded=old.thinking_folded
@@ -214,6 +276,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def show(self, transcript: Transcript) -> None:
         """Replace what the view shows with another transcript, from its top."""
+        self._take_pieces()
         self.transcript = transcript
         self.focused_block = None
         self._forget_matches()
@@ -224,6 +287,13 @@ class TranscriptView(ScrollView, can_focus=True):
         self.following = round(self.scroll_offset.y) >= self.max_scroll_y
 
     def _changed(self) -> None:
+        transcript = self.transcript
+        # Drawn pieces give way to what replaces them: nothing may point past the end.
+        if self.focused_block is not None and self.focused_block >= len(transcript):
+            self.focused_block = None
+        if self.matches and self.matches[-1].line >= transcript.line_count:
+            self.matches = [found for found in self.matches if found.line < transcript.line_count]
+            self.match_index = min(self.match_index, len(self.matches) - 1)
         self._sync_size()
         self.refresh()
         if self.following:
