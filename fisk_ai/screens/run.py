@@ -489,12 +489,15 @@ class RunScreen(Screen[None]):
         self.side_panel.show_turns(self.view.transcript)
 
     def on_run_screen_turn_failed(self, message: RunScreen.TurnFailed) -> None:
+        self.view.keep_streamed(STREAM_STOPPED)
         self.error = message.error
         self.view.add_meta(f"run ended: {self.error}")
         self.run_state = RunState.ERROR
         self._turn_over()
 
     def on_run_screen_turn_ended(self, message: RunScreen.TurnEnded) -> None:
+        # The note sits under the text it is about, above the lines that end the turn.
+        self.view.keep_streamed(STREAM_STOPPED)
         result = message.result
         self.last_result = result
         self.error = ""
@@ -513,7 +516,6 @@ class RunScreen(Screen[None]):
         self._turn_over()
 
     def _turn_over(self) -> None:
-        self.view.keep_streamed(STREAM_STOPPED)
         if self._turn_started is not None:
             self._worked_seconds += time.monotonic() - self._turn_started
             self._turn_started = None

@@ -175,3 +175,22 @@ async def test_esc_stops_the_answer_at_once_and_keeps_nothing_of_it(tmp_path: Pa
             release.set()
             await agent.close()
             await provider.aclose()
+
+
+async def test_an_answer_the_api_broke_off_stays_marked_as_not_kept(tmp_path: Path) -> None:
+    with FakeMessagesAPI() as api:
+        answer = "Written up to here and then the connection dies."
+        api.script([reply(text(answer), chunk=5, error_after=(8, "api_error"))])
+        provider = AnthropicProvider("key", base_url=api.base_url, max_retries=0)
+        app, agent = build_app(tmp_path, provider)
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                await settle(app, pilot)
+                rows = [row.strip() for row in screen_text(app).splitlines() if row.strip()]
+                # Five pieces of five characters came before the error event.
+                kept = rows.index("Written up to here and th")
+                assert rows[kept + 1] == STREAM_STOPPED
+                assert ANSWER_MARKER not in rows
+        finally:
+            await agent.close()
+            await provider.aclose()
