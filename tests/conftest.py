@@ -91,6 +91,7 @@ TERMINAL_VARIABLES = (
 )
 FISK_VARIABLES = (
     "NO_TUI",
+    "NO_STREAM",
     "VERBOSE",
     "TOOL_OUTPUT",
     "THINKING",

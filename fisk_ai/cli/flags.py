@@ -127,4 +127,6 @@ def run_options_from(args: argparse.Namespace, *, prompt: str = "", resume: str 
         nats_context=given("nats_context") or "",
         identity=given("identity") or "",
         no_telemetry=bool(given("no_telemetry")),
+        # Any value turns it on, as NO_COLOR does.
+        no_stream=bool(given("no_stream")) or bool(os.environ.get("NO_STREAM")),
     )

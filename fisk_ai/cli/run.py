@@ -23,8 +23,9 @@ def register(subcommands: Any) -> None:
         help="run the agent on a prompt",
         description="Run the agent on a prompt. The answer alone goes to stdout (with "
         "--output json or stream-json, the run as JSON); tool calls, narration, warnings and "
-        "the run summary go to stderr. Every run is journaled and can be continued with "
-        "--resume.",
+        "the run summary go to stderr. On a terminal, each model turn's text is shown on "
+        "stderr as it is written (--no-stream prints it whole). Every run is journaled and "
+        "can be continued with --resume.",
     )
     parser.add_argument("prompt", nargs="*", help="the prompt (words are joined by spaces)")
     parser.add_argument("--config", default="agent.yaml", help="the agent configuration")
@@ -39,6 +40,12 @@ def register(subcommands: Any) -> None:
         "--no-tui", action="store_true", help="line output even on a terminal (env NO_TUI)"
     )
     add_output_flag(parser)
+    parser.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="line output: print narration and the answer whole once each is complete, "
+        "instead of as they are written (env NO_STREAM)",
+    )
     parser.add_argument(
         "--nats-context",
         metavar="NAME",

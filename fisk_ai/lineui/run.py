@@ -1,7 +1,9 @@
 """`fisk run` on the line surface: reach the agent over a2a, run one turn, print the answer.
 
 stdout receives the answer and nothing else; the calls, narration, warnings, the summary and how
-to continue go to stderr. The first Ctrl-C (or SIGTERM) asks the run to stop; the second gives
+to continue go to stderr. On a terminal each model turn's text is also written on stderr as it
+arrives (see ``StreamingLineSurface``); when stdout is that same terminal the answer is not
+printed a second time. The first Ctrl-C (or SIGTERM) asks the run to stop; the second gives
 up. End of input (Ctrl-D) at a question is the first Ctrl-C too: the question is given up, not
 answered, and the run ends suspended.
 """
@@ -10,19 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from fisk_ai.agent.outcome import Completed, RunResult, resumable, waits
 from fisk_ai.lineui import output as json_output
 from fisk_ai.lineui.output import JsonRun, OutputFormat, Pending, pending_of
 from fisk_ai.lineui.prompter import InputClosed, TerminalPrompter
-from fisk_ai.lineui.surface import LineSurface, write_answer
+from fisk_ai.lineui.surface import LineSurface, StreamingLineSurface, write_answer
 from fisk_ai.multiplex import PaneState, Reporter
 from fisk_ai.presentation import RunSummary, resume_hint, summary_line
 from fisk_ai.serve.hosted import RunOptions, hosted_run
@@ -40,18 +43,33 @@ EXIT_INTERRUPTED = json_output.EXIT_INTERRUPTED
 
 def run_line_mode(options: RunOptions, output: OutputFormat = OutputFormat.TEXT) -> int:
     """Run one turn (or resume one) and return the process exit code. ``output`` says what
-    stdout receives: the answer, or the run as JSON (see ``fisk_ai.lineui.output``)."""
-    return asyncio.run(_run(options, output))
+    stdout receives: the answer, or the run as JSON (see ``fisk_ai.lineui.output``). Unless
+    ``options.no_stream``, with stderr a terminal each model turn's text is shown there as it
+    is written; otherwise each message is printed whole once complete."""
+    return asyncio.run(_run(options, output, stream=not options.no_stream))
 
 
-async def _run(options: RunOptions, output: OutputFormat) -> int:
+async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> int:
     started = time.monotonic()
-    lines = LineSurface(
-        sys.stderr,
-        tool_output=options.tool_output,
-        thinking=options.thinking,
-        verbose=options.verbose,
-        width=shutil.get_terminal_size().columns if sys.stderr.isatty() else None,
+    on_terminal = sys.stderr.isatty()
+    width = shutil.get_terminal_size().columns if on_terminal else None
+    lines = (
+        StreamingLineSurface(
+            sys.stderr,
+            render=not options.no_color,
+            tool_output=options.tool_output,
+            thinking=options.thinking,
+            verbose=options.verbose,
+            width=width,
+        )
+        if stream and on_terminal and output == OutputFormat.TEXT
+        else LineSurface(
+            sys.stderr,
+            tool_output=options.tool_output,
+            thinking=options.thinking,
+            verbose=options.verbose,
+            width=width,
+        )
     )
     json_run = (
         None
@@ -59,7 +77,7 @@ async def _run(options: RunOptions, output: OutputFormat) -> int:
         else JsonRun(lines, sys.stdout, stream=output == OutputFormat.STREAM_JSON)
     )
     surface = lines if json_run is None else json_run
-    interrupts = _Interrupts()
+    interrupts = _Interrupts(before_notice=lines.close)
 
     def terminal_prompter(reporter: Reporter) -> _EndOfInputStops:
         prompter = TerminalPrompter(sys.stdin, sys.stderr, reporter=reporter)
@@ -80,6 +98,7 @@ async def _run(options: RunOptions, output: OutputFormat) -> int:
             try:
                 result = await turn
             except asyncio.CancelledError:
+                lines.close()
                 stderr_line("run abandoned; the conversation is kept up to its last step")
                 hint = resume_hint(conversation.handle, hosted.resume_flags)
                 if conversation.handle:
@@ -98,7 +117,8 @@ async def _run(options: RunOptions, output: OutputFormat) -> int:
         if json_run is not None and waits(result.outcome) and hosted.store is not None:
             pending = await pending_of(hosted.store, result.session_id)
 
-    if json_run is None:
+    lines.close()
+    if json_run is None and not _answer_on_screen(lines, result.answer):
         write_answer(result.answer, sys.stdout, render=sys.stdout.isatty() and not options.no_color)
     latency = timedelta(seconds=time.monotonic() - started)
     print_summary(
@@ -120,6 +140,24 @@ async def _run(options: RunOptions, output: OutputFormat) -> int:
         pending=pending,
         resume_command=_command_of(hint) if resumable(result.outcome) else "",
     )
+
+
+def _answer_on_screen(lines: LineSurface, answer: str) -> bool:
+    """Whether the answer was written on stderr as it arrived and stdout is that same
+    terminal, so printing it on stdout would show it twice."""
+    shown = isinstance(lines, StreamingLineSurface) and lines.shown_answer == answer
+    return shown and _same_terminal(sys.stdout, sys.stderr)
+
+
+def _same_terminal(one: TextIO, other: TextIO) -> bool:
+    try:
+        return (
+            one.isatty()
+            and other.isatty()
+            and os.path.samestat(os.fstat(one.fileno()), os.fstat(other.fileno()))
+        )
+    except (OSError, ValueError):
+        return False
 
 
 def _command_of(hint: str) -> str:
@@ -168,10 +206,12 @@ def _exit_code(result: RunResult) -> int:
 class _Interrupts:
     """How the operator stops the run. The first SIGINT or SIGTERM, or end of input at a
     question, asks the turn to stop (a question on screen is given up, which is not an answer);
-    a second interrupt gives the run up at once."""
+    a second interrupt gives the run up at once. ``before_notice`` ends the text being written
+    so the stop notice gets a line of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, before_notice: Callable[[], None]) -> None:
         self.prompter: TerminalPrompter | None = None
+        self._before_notice = before_notice
         self._conversation: AgentConversation | None = None
         self._turn: asyncio.Future[RunResult] | None = None
         self._stopping: asyncio.Task[None] | None = None
@@ -208,6 +248,7 @@ class _Interrupts:
         # Said once the agent has the request, so what it says is already under way.
         if self._conversation is not None:
             await self._conversation.stop()
+        self._before_notice()
         stderr_line(f"\n{notice}")
         if self.prompter is not None:
             self.prompter.interrupt()

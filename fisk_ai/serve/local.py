@@ -69,6 +69,8 @@ class RunOptions:
     """Client mode: the agent to talk to, instead of the configuration's identity."""
     no_telemetry: bool = False
     """--no-telemetry: the hosted agent exports nothing whatever telemetry.enabled says."""
+    no_stream: bool = False
+    """--no-stream (or NO_STREAM): line mode prints each message whole once it is complete."""
 
 
 @dataclass
