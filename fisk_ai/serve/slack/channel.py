@@ -8,9 +8,10 @@ folded into the waiting turn of the same person in the same thread (up to ``max_
 lines). ``next`` hands a waiting turn over only when one of the channel's ``workers`` is free
 and no other turn of its thread runs, so a thread's turns run one after another.
 
-A turn's status message is edited as the run works, and when the run ends the answer is posted
-as a message of its own and the status message becomes a link to it. A question the run asks
-is a message with buttons; the run waits ``answer_grace`` for a press and then lets go of the
+A turn's status message is edited as the run works, showing the answer as the model writes it,
+never faster than one edit a second per thread (``edits``); when the run ends the answer is
+posted as a message of its own and the status message becomes a link to it. A question the run
+asks is a message with buttons; the run waits ``answer_grace`` for a press and then lets go of the
 thread (the call defers, or the gate stops the run), and a press arriving later, on this
 process or a restarted one, resumes the conversation from the answer.
 """
@@ -25,13 +26,18 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
 from fisk_ai.a2a.vocabulary import AnswerField, AnswerKind
 from fisk_ai.agent.events import (
+    DeltaEvent,
     Event,
+    StatusEvent,
+    StatusPhase,
+    TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
@@ -42,15 +48,18 @@ from fisk_ai.agent.outcome import (
     Completed,
     Declined,
     Deferred,
+    Failed,
     NotRun,
     RunResult,
     Suspended,
+    TurnOutcome,
 )
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import ToolUseBlock
 from fisk_ai.serve.oplog import operator_log
 from fisk_ai.serve.prompts.elicitation import LateAnswerPrompter, deferred_result
 from fisk_ai.serve.server import DeferredAnswer, Work, WorkKind
+from fisk_ai.serve.slack.edits import Pace, RateLimited, StatusEdits
 from fisk_ai.serve.slack.options import SlackOptions, Thread, slack_session_id
 from fisk_ai.serve.slack.questions import (
     Pressed,
@@ -64,13 +73,16 @@ from fisk_ai.serve.slack.questions import (
 )
 from fisk_ai.serve.slack.socket import AUTH_FAILURES
 from fisk_ai.serve.slack.text import (
+    CARRIED_ON,
     DRAINED_BEFORE_START,
+    SETUP_CHANGED,
     STOP_ACTION,
     Phase,
     answer_blocks,
     cut_answer,
     ending_line,
     linked_blocks,
+    next_phase,
     status_blocks,
 )
 from fisk_ai.sessions.fold import Conversation, fold
@@ -114,6 +126,12 @@ _PROBLEM_LINE = {
 _TIMED_OUT = "A tool ran out of time on the way to this answer."
 _HISTORY_PAGE = 200
 _SEEN_LIMIT = 1024
+_RESUME_ADVICE = "start a new thread"
+"""What the operator's log says a thread stopped by a configuration change can do; the thread
+itself is told in its own words (``SETUP_CHANGED``)."""
+_RATE_LIMITED = 429
+_MISSING_SCOPE = "missing_scope"
+_DEFAULT_RETRY_AFTER = 1.0
 
 
 @dataclass(frozen=True)
@@ -146,11 +164,26 @@ class _Turn:
     phase: Phase | None = None
     work: Work | None = None
     problems: list[str] = field(default_factory=list)
-    events: asyncio.Queue[Event | _Started | None] = field(default_factory=asyncio.Queue)
+    events: asyncio.Queue[Event | TextDeltaEvent | _Started | None] = field(
+        default_factory=asyncio.Queue
+    )
     pump: asyncio.Task[None] | None = None
+    edits: StatusEdits = field(init=False)
+    """Set as the turn is admitted, since its edits show the turn."""
+    writing: list[str] = field(default_factory=list)
+    """The pieces of the text the model is writing in its latest call."""
+    call_ended: bool = False
+    """The latest model call returned: the next piece begins the text of another call."""
+    handed_seq: int | None = None
+    """Where the thread's journal ended when the turn was handed over, for a follow-up."""
 
     def emit(self, event: Event | _Started) -> None:
         self.events.put_nowait(event)
+
+    def emit_delta(self, event: DeltaEvent) -> None:
+        # A thread is shown the answer being written, never the thinking behind it.
+        if isinstance(event, TextDeltaEvent):
+            self.events.put_nowait(event)
 
 
 @dataclass(eq=False)
@@ -189,6 +222,7 @@ class SlackChannel:
         self._envelopes: asyncio.Queue[SocketModeRequest | None] = asyncio.Queue()
         self._intake: asyncio.Task[None] | None = None
         self._posting: set[asyncio.Task[None]] = set()
+        self._paces: dict[Thread, Pace] = {}
         self._closed = False
         self._draining = False
         self._fault: FiskError | None = None
@@ -385,9 +419,28 @@ class SlackChannel:
             starter=user,
         )
         turn.phase = Phase.QUEUED if self._would_wait(thread) else Phase.THINKING
+        loop = asyncio.get_running_loop()
+        turn.edits = StatusEdits(
+            partial(self._edit_status, turn),
+            self._pace(thread),
+            interval=self._options.edit_interval.total_seconds(),
+            clock=loop.time,
+            sleep=asyncio.sleep,
+        )
         self._waiting.append(turn)
         self._changed.notify_all()
         return turn
+
+    def _pace(self, thread: Thread) -> Pace:
+        """The pace of ``thread``'s status edits, shared by its turns. Paces that no longer
+        hold anything back are forgotten once many threads have had one."""
+        pace = self._paces.get(thread)
+        if pace is None:
+            if len(self._paces) >= _SEEN_LIMIT:
+                now = asyncio.get_running_loop().time()
+                self._paces = {t: p for t, p in self._paces.items() if p.ready_at > now}
+            pace = self._paces[thread] = Pace()
+        return pace
 
     async def _show_admitted(self, turn: _Turn) -> None:
         if self._options.no_progress:
@@ -402,8 +455,8 @@ class SlackChannel:
         )
         turn.status_ts = str(posted.get("ts", "")) if posted else ""
         # The run may have started while the message was being posted.
-        if turn.phase is not phase:
-            await self._show(turn, turn.phase or Phase.THINKING, force=True)
+        if turn.phase is not phase or turn.writing:
+            self._changed_status(turn)
 
     async def _pressed(self, payload: dict[str, Any]) -> None:
         container = payload.get("container") or {}
@@ -453,7 +506,7 @@ class SlackChannel:
             for live in list(self._questions.values()):
                 if live.turn is running and not live.answered.done():
                     live.answered.set_exception(QuestionInterrupted("somebody pressed Stop"))
-            await self._show(running, Phase.STOPPING)
+            self._show(running, Phase.STOPPING)
             return
         async with self._changed:
             waiting = next((t for t in self._waiting if t.id == turn_id), None)
@@ -495,6 +548,7 @@ class SlackChannel:
             text=f"{text} (answered by {who})",
             blocks=answered_blocks(text, who, pressed),
         )
+        self._in_background(self._retire_waiting_status(thread, message_ts))
         if self._closed:
             await self._post(thread, _CLOSED_REPLY)
             return
@@ -511,6 +565,58 @@ class SlackChannel:
         )
         await self._show_admitted(turn)
 
+    async def _retire_waiting_status(self, thread: Thread, question_ts: str) -> None:
+        """The status message of the turn that asked the question, which still says it waits
+        for the answer now given, says the thread carried on; the worker that posted it may
+        be gone, so it is found in the thread: the bot's last message before the question."""
+        reply = await self._call(
+            "conversations_replies",
+            channel=thread.channel,
+            ts=thread.ts,
+            latest=question_ts,
+            limit=_HISTORY_PAGE,
+        )
+        earlier = [
+            m
+            for m in reply.get("messages", [])
+            if m.get("user") == self._options.bot_user and str(m.get("ts", "")) < question_ts
+        ]
+        if not earlier or earlier[-1].get("text") != Phase.WAITING.value:
+            return
+        status_ts = str(earlier[-1].get("ts", ""))
+        edits = StatusEdits(
+            _nothing_to_edit,
+            self._pace(thread),
+            interval=self._options.edit_interval.total_seconds(),
+            clock=asyncio.get_running_loop().time,
+            sleep=asyncio.sleep,
+        )
+        await edits.last(
+            partial(
+                self._call,
+                "chat_update",
+                paced=True,
+                channel=thread.channel,
+                ts=status_ts,
+                text=CARRIED_ON,
+                blocks=status_blocks(CARRIED_ON, turn="", stoppable=False),
+            )
+        )
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        """Run ``work`` beside the intake, which must not wait on it; ``shutdown`` waits for
+        it."""
+
+        async def logged() -> None:
+            try:
+                await work
+            except Exception as error:
+                _log.warning("a Slack channel task failed: %s", error)
+
+        task = asyncio.get_running_loop().create_task(logged())
+        self._posting.add(task)
+        task.add_done_callback(self._posting.discard)
+
     # Handing a turn to the Server.
 
     async def _work(self, turn: _Turn) -> Work:
@@ -521,7 +627,9 @@ class SlackChannel:
         prompt = ""
         if await store.exists(turn.session_id):
             kind = WorkKind.FOLLOW_UP
-            conversation = fold(await store.read(turn.session_id))
+            records = await store.read(turn.session_id)
+            turn.handed_seq = records[-1].seq if records else None
+            conversation = fold(records)
             typed_answer = next(
                 (
                     call
@@ -567,6 +675,8 @@ class SlackChannel:
             run_context=started,
             deferred_answer=deferred_answer,
             caller=f"{handle} ({turn.starter})",
+            conversation=True,
+            resume_advice=_RESUME_ADVICE,
         )
         if self._draining:
             turn.work.suspend.set()
@@ -667,10 +777,9 @@ class SlackChannel:
         except SlackApiError as error:
             code = str(error.response.get("error", ""))
             self._check_auth(code)
+            advice = "; grant users:read" if code == _MISSING_SCOPE else ""
             _log.warning(
-                "Slack user %s is named by id only: users.info failed (%s); grant users:read",
-                user,
-                code,
+                "Slack user %s is named by id only: users.info failed (%s)%s", user, code, advice
             )
         except Exception as error:
             _log.warning("Slack user %s is named by id only: %s", user, error)
@@ -685,31 +794,58 @@ class SlackChannel:
     async def _pump(self, turn: _Turn) -> None:
         while (event := await turn.events.get()) is not None:
             try:
+                self._follow_writing(turn, event)
                 phase = _phase(event)
                 if isinstance(event, WarningEvent) and event.kind in _PROBLEM_LINE:
                     turn.problems.append(_PROBLEM_LINE[event.kind])
                 if isinstance(event, ToolResultEvent) and event.timed_out:
                     turn.problems.append(_TIMED_OUT)
                 if phase is not None and phase is not turn.phase:
-                    await self._show(turn, phase)
+                    self._show(turn, phase)
             except Exception as error:
                 _log.warning("updating a Slack status message failed: %s", error)
             finally:
                 turn.events.task_done()
         turn.events.task_done()
 
-    async def _show(self, turn: _Turn, phase: Phase, *, force: bool = False) -> None:
-        if phase is turn.phase and not force:
+    def _follow_writing(self, turn: _Turn, event: object) -> None:
+        """Keep what the status shows of the model's text: the text of its latest call, which
+        a retried call voids and the next call replaces."""
+        if isinstance(event, TextDeltaEvent):
+            if turn.call_ended:
+                turn.writing.clear()
+                turn.call_ended = False
+            turn.writing.append(event.text)
+            self._changed_status(turn)
+        elif isinstance(event, StatusEvent):
+            if event.phase == StatusPhase.RETRYING:
+                turn.writing.clear()
+                turn.call_ended = False
+                self._changed_status(turn)
+            elif event.phase == StatusPhase.CALLING_LLM:
+                turn.call_ended = True
+
+    def _show(self, turn: _Turn, reached: Phase) -> None:
+        phase = next_phase(turn.phase, reached)
+        if phase is turn.phase:
             return
         turn.phase = phase
-        if self._options.no_progress or not turn.status_ts:
-            return
+        self._changed_status(turn)
+
+    def _changed_status(self, turn: _Turn) -> None:
+        if turn.status_ts and not self._options.no_progress:
+            turn.edits.changed()
+
+    async def _edit_status(self, turn: _Turn) -> None:
+        """Edit the status message to show the turn as it stands."""
+        line = (turn.phase or Phase.THINKING).value
         await self._call(
             "chat_update",
+            paced=True,
             channel=turn.thread.channel,
             ts=turn.status_ts,
-            text=phase.value,
-            blocks=status_blocks(phase.value, turn=turn.id, stoppable=True),
+            text=line,
+            blocks=status_blocks(line, turn=turn.id, stoppable=True, writing="".join(turn.writing)),
         )
 
     async def _ask(self, turn: _Turn, question: Question) -> Answer:
@@ -731,7 +867,7 @@ class SlackChannel:
         loop = asyncio.get_running_loop()
         live = _LiveQuestion(turn, question, text, str(posted.get("ts", "")), loop.create_future())
         self._questions[question_id] = live
-        await self._show(turn, Phase.WAITING)
+        self._show(turn, Phase.WAITING)
         asked = loop.time()
         grace = self._options.answer_grace.total_seconds()
         fields: dict[str, object] = {
@@ -755,7 +891,7 @@ class SlackChannel:
             )
             if live.answered in done:
                 answer = live.answered.result()
-                await self._show(turn, Phase.THINKING)
+                self._show(turn, Phase.THINKING)
                 return answer
             if stop in done:
                 outcome = "the turn was stopped"
@@ -811,9 +947,13 @@ class SlackChannel:
         )
         answer = outcome.answer if isinstance(outcome, Completed | Declined) else ""
         if not answer.strip():
-            line = ending_line(outcome, draining=self._draining)
+            if await self._refused_as_changed(turn, outcome):
+                line = SETUP_CHANGED
+            else:
+                line = ending_line(outcome, draining=self._draining)
             await self._tell(turn, line)
         else:
+            await turn.edits.stop()
             cut, _ = cut_answer(answer)
             posted = await self._call(
                 "chat_postMessage",
@@ -825,30 +965,49 @@ class SlackChannel:
             if posted and turn.status_ts:
                 link = await self._permalink(turn.thread.channel, str(posted.get("ts", "")))
                 line = ending_line(outcome)
-                await self._call(
-                    "chat_update",
-                    channel=turn.thread.channel,
-                    ts=turn.status_ts,
-                    text=line,
-                    blocks=linked_blocks(line, link)
+                await self._end_status(
+                    turn,
+                    line,
+                    linked_blocks(line, link)
                     if link
                     else status_blocks(line, turn=turn.id, stoppable=False),
                 )
         for problem in dict.fromkeys(turn.problems):
             await self._post(turn.thread, f":warning: {problem}")
 
+    async def _refused_as_changed(self, turn: _Turn, outcome: TurnOutcome) -> bool:
+        """Whether a follow-up failed because the agent's configuration changed beyond what a
+        thread carries on across: such a turn fails before it claims the journal, where any
+        run that got under way claims it first, so the journal still ends where it did."""
+        if not isinstance(outcome, Failed) or turn.handed_seq is None:
+            return False
+        try:
+            records = await self._resources.store.read(turn.session_id)
+        except Exception as error:
+            _log.warning("reading the journal of a failed Slack turn failed: %s", error)
+            return False
+        return bool(records) and records[-1].seq == turn.handed_seq
+
     async def _tell(self, turn: _Turn, line: str) -> None:
         """The turn's status message says ``line``; without a status message it is posted."""
         if turn.status_ts and not self._options.no_progress:
-            await self._call(
+            await self._end_status(turn, line, status_blocks(line, turn=turn.id, stoppable=False))
+        else:
+            await self._post(turn.thread, line)
+
+    async def _end_status(self, turn: _Turn, line: str, blocks: list[dict[str, Any]]) -> None:
+        """The status message's last edit: what became of the turn, once the pace allows."""
+        await turn.edits.last(
+            partial(
+                self._call,
                 "chat_update",
+                paced=True,
                 channel=turn.thread.channel,
                 ts=turn.status_ts,
                 text=line,
-                blocks=status_blocks(line, turn=turn.id, stoppable=False),
+                blocks=blocks,
             )
-        else:
-            await self._post(turn.thread, line)
+        )
 
     async def _post(self, thread: Thread, text: str) -> None:
         await self._call(
@@ -865,13 +1024,16 @@ class SlackChannel:
         reply = await self._call("chat_getPermalink", channel=channel, message_ts=ts)
         return str(reply.get("permalink", "")) if reply else ""
 
-    async def _call(self, method: str, **arguments: Any) -> dict[str, Any]:
+    async def _call(self, method: str, *, paced: bool = False, **arguments: Any) -> dict[str, Any]:
         """One Web API call; a failure is logged and answered with an empty reply, except that
-        Slack refusing the token faults the channel."""
+        Slack refusing the token faults the channel, and a ``paced`` call that Slack finds too
+        fast raises ``RateLimited`` so its pace backs off."""
         call: Callable[..., Awaitable[Any]] = getattr(self._web, method)
         try:
             reply = await call(**arguments)
         except SlackApiError as error:
+            if paced and error.response.status_code == _RATE_LIMITED:
+                raise RateLimited(_retry_after(error.response.headers)) from None
             code = str(error.response.get("error", ""))
             self._check_auth(code)
             _log.warning("Slack %s failed: %s", method.replace("_", "."), code)
@@ -903,9 +1065,7 @@ class SlackChannel:
     def _faulted(self, error: FiskError) -> None:
         if self._fault is None:
             self._fault = error
-            task = asyncio.get_running_loop().create_task(self._wake())
-            self._posting.add(task)
-            task.add_done_callback(self._posting.discard)
+            self._in_background(self._wake())
 
     async def _wake(self) -> None:
         async with self._changed:
@@ -941,6 +1101,22 @@ def _phase(event: object) -> Phase | None:
         if not event.name.startswith("ask_human_"):
             return Phase.CALLING_TOOLS
     return None
+
+
+async def _nothing_to_edit() -> None:
+    """The progress of a status message only ever edited once, with its ending."""
+
+
+def _retry_after(headers: Any) -> float:
+    """The seconds a rate-limit answer's Retry-After asks for."""
+    values = {str(name).lower(): value for name, value in dict(headers or {}).items()}
+    value = values.get("retry-after")
+    if isinstance(value, list):
+        value = value[0] if value else None
+    try:
+        return max(0.0, float(str(value)))
+    except ValueError:
+        return _DEFAULT_RETRY_AFTER
 
 
 def _keeps_lines_back(result: RunResult) -> bool:

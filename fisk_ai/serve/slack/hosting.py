@@ -12,9 +12,11 @@ import logging
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from fisk_ai.errors import FiskError
+from fisk_ai.serve.slack.options import EDIT_INTERVAL
 
 if TYPE_CHECKING:
     from fisk_ai.agent.resources import Resources
@@ -81,9 +83,14 @@ def slack_tokens(environ: Mapping[str, str]) -> SlackTokens:
 
 @contextlib.asynccontextmanager
 async def take_slack(
-    cfg: Config, resources: Resources, *, environ: Mapping[str, str] | None = None
+    cfg: Config,
+    resources: Resources,
+    *,
+    environ: Mapping[str, str] | None = None,
+    edit_interval: timedelta = EDIT_INTERVAL,
 ) -> AsyncIterator[SlackChannel]:
-    """The Slack channel of ``cfg`` over ``resources``, connected; the socket closes on exit."""
+    """The Slack channel of ``cfg`` over ``resources``, connected; the socket closes on exit.
+    ``edit_interval`` is the least time between two edits of a thread's status messages."""
     from slack_sdk.errors import SlackApiError
     from slack_sdk.web.async_client import AsyncWebClient
 
@@ -140,6 +147,7 @@ async def take_slack(
             answer_grace=slack.answer_grace,
             max_waiting=slack.max_waiting,
             max_coalesced=slack.max_coalesced,
+            edit_interval=edit_interval,
         ),
     )
     try:

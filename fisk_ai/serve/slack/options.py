@@ -6,7 +6,11 @@ import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 
-__all__ = ["SlackOptions", "Thread", "slack_session_id"]
+__all__ = ["EDIT_INTERVAL", "SlackOptions", "Thread", "slack_session_id"]
+
+EDIT_INTERVAL = timedelta(seconds=1)
+"""The least time between two edits of one thread's status messages: Slack takes edits at
+about one a second."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,8 @@ class SlackOptions:
     answer_grace: timedelta = timedelta(seconds=30)
     max_waiting: int = 10
     max_coalesced: int = 5
+    edit_interval: timedelta = EDIT_INTERVAL
+    """Not a configuration key: an embedder may pace the edits otherwise."""
 
 
 @dataclass(frozen=True)

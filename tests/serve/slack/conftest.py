@@ -1,5 +1,8 @@
 """A Slack bot served against the fake Slack, its model the fake Messages API through the real
-anthropic SDK, its sessions in a file store (or JetStream on a real nats-server)."""
+anthropic SDK, its sessions in a file store (or JetStream on a real nats-server).
+
+The bot edits its status messages at most once per ``edit_interval``. Slack's own pace is a
+second; tests about anything else run the bot at ``QUICK_EDITS`` so they do not wait on it."""
 
 from __future__ import annotations
 
@@ -7,12 +10,15 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from fisk_ai.agent.resources import Resources
+from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.config import Mode, parse
 from fisk_ai.llm.anthropic import AnthropicProvider
 from fisk_ai.serve.server import HostedChannels
@@ -41,13 +47,40 @@ expose:
 """
 
 
+QUICK_EDITS = timedelta(milliseconds=20)
+
+
 def slack_config(slack: str = "{}") -> Any:
     return parse(CONFIG.format(slack=slack), Mode.SERVE)
 
 
+class PacingSlack(FakeSlack):
+    """The fake Slack, which can also answer edits as Slack does when they come too fast:
+    HTTP 429 with Retry-After."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.too_fast: list[int] = []
+        """The Retry-After seconds of the next chat.update answers, one each."""
+        self.refused_edits: list[dict[str, Any]] = []
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if request.match_info["method"] != "chat.update" or not self.too_fast:
+            return await super()._api(request)
+        retry_after = self.too_fast.pop(0)
+        json_body = request.content_type == "application/json"
+        self.refused_edits.append(dict(await request.json() if json_body else await request.post()))
+        await self._touch()
+        return web.json_response(
+            {"ok": False, "error": "ratelimited"},
+            status=429,
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
+async def slack() -> AsyncIterator[PacingSlack]:
+    fake = PacingSlack()
     fake.person(ANA, real_name="Ana Silva", display_name="ana", handle="ana.silva")
     fake.person(BEN, real_name="", display_name="Ben Cole", handle="ben")
     await fake.start()
@@ -89,19 +122,24 @@ def start_bot(slack: FakeSlack, model: FakeMessagesAPI, tmp_path: Path) -> Start
         settings: str = "{}",
         tools: Sequence[Tool] = (),
         store: SessionStore | None = None,
+        edit_interval: timedelta = QUICK_EDITS,
+        retries: int = 0,
+        agent: AgentSettings = SETTINGS,
     ) -> AsyncIterator[Bot]:
         model.script(turns)
         cfg = slack_config(settings)
-        provider = AnthropicProvider("key", base_url=model.base_url, max_retries=0)
+        provider = AnthropicProvider("key", base_url=model.base_url, max_retries=retries)
         sessions = store if store is not None else FileSessionStore(tmp_path / "runs")
         resources = Resources(
-            dataclasses.replace(SETTINGS, interactive=True),
+            dataclasses.replace(agent, interactive=True),
             provider,
             toolset(*hitl_tools(), *tools),
             sessions,
         )
         try:
-            async with take_slack(cfg, resources, environ=environment(slack)) as channel:
+            async with take_slack(
+                cfg, resources, environ=environment(slack), edit_interval=edit_interval
+            ) as channel:
                 hosted = HostedChannels(
                     cfg.identity, resources, [(channel, channel.options.workers)]
                 )

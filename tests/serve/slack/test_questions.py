@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from fisk_ai.serve.slack.text import Phase
+from fisk_ai.serve.slack.text import CARRIED_ON, Phase
 from fisk_ai.sessions.fold import fold
 from fisk_ai.tools.base import ExecDeps, Outcome, Tool
 from fisk_ai.tools.fiskapp.loader import load_application
@@ -244,3 +244,54 @@ async def test_a_late_decline_with_a_reason_reaches_the_model_on_resume(
     result = model.requests[1]["messages"][-1]["content"][0]
     assert result["type"] == "tool_result"
     assert "not before the audit" in json.dumps(result)
+
+
+async def test_a_late_answer_turns_the_waiting_status_into_a_note_that_the_turn_carried_on(
+    slack: FakeSlack, start_bot: StartBot
+) -> None:
+    ask = reply(
+        tool_use("q1", "ask_human_confirm", {"question": "Purge ORDERS?"}), stop_reason="tool_use"
+    )
+    async with start_bot([ask], settings=GRACE) as first_worker:
+        mention = await slack.mention(CHANNEL, ANA, "purge ORDERS")
+        await slack.wait_for(lambda: has_question(slack, mention.ts))
+        waiting = slack.bot_messages(CHANNEL, mention.ts)[0]
+        await slack.wait_for(lambda: waiting.text == Phase.WAITING.value and not waiting.buttons)
+        store = first_worker.store
+
+    async with start_bot([reply(text("Purged ORDERS."))], settings=GRACE, store=store):
+        asked = question(slack, mention.ts)
+        await slack.press(asked, asked.button("Yes"), BEN)
+        await slack.wait_for(lambda: answered(slack, mention.ts, "Purged ORDERS."))
+        await slack.wait_for(lambda: waiting.text == CARRIED_ON)
+
+    statuses = [m.text for m in slack.bot_messages(CHANNEL, mention.ts)]
+    assert Phase.WAITING.value not in statuses
+
+
+async def test_the_stop_acknowledgement_stays_until_the_turn_stops(
+    slack: FakeSlack, start_bot: StartBot, model: FakeMessagesAPI
+) -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(arguments: str, deps: ExecDeps) -> Outcome:
+        started.set()
+        await release.wait()
+        return Outcome("ORDERS: 3 consumers")
+
+    calls = [tool_use("t1", "stream_info", {}), tool_use("t2", "stream_report", {})]
+    turns = [reply(*calls, stop_reason="tool_use")]
+    tools = [FakeTool("stream_info", slow), FakeTool("stream_report")]
+    async with start_bot(turns, tools=tools):
+        mention = await slack.mention(CHANNEL, ANA, "do a long thing")
+        status = await first_status(slack, mention.ts)
+        await started.wait()
+        await slack.wait_for(lambda: status.text == Phase.CALLING_TOOLS.value)
+        await slack.press(status, status.button("Stop"), BEN)
+        await slack.wait_for(lambda: status.text == Phase.STOPPING.value)
+        release.set()
+        await slack.wait_for(lambda: status.text.startswith(":stop_button: Stopped."))
+
+    shown = [*status.edits, status.text]
+    after_stop = shown[shown.index(Phase.STOPPING.value) :]
+    assert Phase.CALLING_TOOLS.value not in after_stop

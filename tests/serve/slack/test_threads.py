@@ -149,3 +149,20 @@ async def test_without_users_read_a_speaker_is_named_by_id_and_a_warning_logged(
     assert "U024BE7LH <@U024BE7LH>: hello" in json.dumps(model.requests[0]["messages"])
     warnings = [r.getMessage() for r in caplog.records if "users.info" in r.getMessage()]
     assert len(warnings) == 1 and "grant users:read" in warnings[0]
+
+
+async def test_a_speaker_slack_does_not_know_is_named_by_id_without_advice_about_scopes(
+    slack: FakeSlack,
+    start_bot: StartBot,
+    model: FakeMessagesAPI,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stranger = "U0STRANGER"
+    async with start_bot([reply(text("hi"))]):
+        mention = await slack.mention(CHANNEL, stranger, "hello")
+        await slack.wait_for(lambda: len(slack.bot_messages(CHANNEL, mention.ts)) == 2)
+
+    assert f"{stranger} <@{stranger}>: hello" in json.dumps(model.requests[0]["messages"])
+    warnings = [r.getMessage() for r in caplog.records if "users.info" in r.getMessage()]
+    assert len(warnings) == 1 and "user_not_found" in warnings[0]
+    assert "users:read" not in warnings[0]
