@@ -137,6 +137,11 @@ class AgentConversation:
             raise TurnFailed(terminal.error)
         return replayed.events
 
+    def adopt(self, handle: str) -> None:
+        """Take up stored conversation ``handle`` without running a turn: the next
+        ``follow_up`` continues it."""
+        self._token = handle
+
     def clear(self) -> None:
         """Let go of the conversation; the next ``start`` opens another."""
         self._token = None

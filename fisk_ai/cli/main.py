@@ -14,7 +14,17 @@ from fisk_ai.cli.flags import env_flag
 from fisk_ai.errors import FiskError
 from fisk_ai.util.sanitize import single_line
 
-COMMAND_MODULES = ("run", "session", "info", "serve", "jobs", "mcp", "knowledge", "discover")
+COMMAND_MODULES = (
+    "run",
+    "session",
+    "info",
+    "serve",
+    "jobs",
+    "mcp",
+    "acp",
+    "knowledge",
+    "discover",
+)
 """The modules of fisk_ai.cli that register a command, in the order `fisk --help` lists them."""
 MODULE_OF_COMMAND = {name: name for name in COMMAND_MODULES} | {
     "rag": "knowledge",
