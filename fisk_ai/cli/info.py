@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from fisk_ai.agent.application import load_application_tools, operator_secret_env_names
     from fisk_ai.config import Mode, load
     from fisk_ai.lineui.info import (
+        a2a_http_section,
         build_report,
         count_memories,
         info_tool_set,
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
                 entries,
                 mcp_servers=mcp_servers,
             )
-            return with_section(report, await knowledge_section(cfg))
+            report = with_section(report, await knowledge_section(cfg))
+            return with_section(report, a2a_http_section(cfg))
 
     report = asyncio.run(gather())
     if args.no_color or not sys.stdout.isatty():

@@ -7,6 +7,7 @@ from fisk_ai.config.errors import ConfigError
 from fisk_ai.config.funnel import Mode, decode_options, load, parse, require_something_to_serve
 from fisk_ai.config.models import (
     A2aExposure,
+    A2aHttpExposure,
     A2aPrompts,
     AgentExposure,
     Budget,
@@ -48,6 +49,7 @@ from fisk_ai.config.references import resolve_references
 
 __all__ = [
     "A2aExposure",
+    "A2aHttpExposure",
     "A2aPrompts",
     "AgentExposure",
     "Budget",

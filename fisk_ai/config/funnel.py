@@ -23,6 +23,7 @@ from fisk_ai.config.models import (
     IDENTITY_PATTERN,
     MEMORY_OPTIONS,
     SESSIONS_OPTIONS,
+    A2aHttpExposure,
     Config,
     FileMemoryOptions,
     FileSessionsOptions,
@@ -33,7 +34,14 @@ from fisk_ai.config.models import (
 from fisk_ai.config.references import reference_problem
 from fisk_ai.config.yamltree import KeyPath, describe_path, read_yaml
 
-__all__ = ["Mode", "decode_options", "load", "parse", "require_something_to_serve"]
+__all__ = [
+    "Mode",
+    "decode_options",
+    "is_loopback_address",
+    "load",
+    "parse",
+    "require_something_to_serve",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -680,6 +688,8 @@ def _validate_serve(config: Config, fail: _Fail) -> None:
         )
     if serve_tools:
         _validate_serve_tools(config, fail)
+    if agent.a2a_http is not None:
+        _validate_a2a_http(agent.a2a_http, prompts=prompts, fail=fail)
     for endpoint, path in _agent_loop_endpoints(config, fail):
         if not config.system_prompt.strip():
             raise fail(
@@ -716,6 +726,58 @@ def require_something_to_serve(config: Config) -> None:
             "expose.agent.a2a.serve_tools, expose.agent.a2a.prompts, expose.agent.jobs or "
             "expose.agent.slack",
             key="expose.agent",
+        )
+
+
+def is_loopback_address(address: str) -> bool:
+    """Whether a listen address reaches only this machine."""
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def _validate_a2a_http(http: A2aHttpExposure, *, prompts: bool, fail: _Fail) -> None:
+    from urllib.parse import urlsplit
+
+    path = ("expose", "agent", "a2a_http")
+    if not prompts:
+        raise fail(
+            '"expose.agent.a2a_http" needs expose.agent.a2a.prompts, since every message it '
+            "takes is a prompt to that channel; add a prompts block",
+            *path,
+        )
+    public = urlsplit(http.public_url) if http.public_url else None
+    if public is not None and (public.scheme not in {"http", "https"} or not public.hostname):
+        raise fail(
+            '"expose.agent.a2a_http.public_url" must be an http or https URL with a host',
+            *path,
+            "public_url",
+        )
+    if http.plaintext_token and not http.token_env:
+        raise fail(
+            '"expose.agent.a2a_http.plaintext_token" allows a bearer token over plain HTTP, '
+            "so it needs token_env",
+            *path,
+            "plaintext_token",
+        )
+    behind_tls = public is not None and public.scheme == "https"
+    if (
+        http.token_env
+        and not is_loopback_address(http.address)
+        and not behind_tls
+        and not http.plaintext_token
+    ):
+        raise fail(
+            '"expose.agent.a2a_http.token_env" would send the bearer token in clear text to '
+            f"{http.address}; put TLS in front and set public_url to its https address, or "
+            "set plaintext_token: true",
+            *path,
+            "token_env",
         )
 
 

@@ -446,6 +446,20 @@ class A2aExposure(Block):
     request_timeout: PositiveDuration = timedelta(seconds=120)
 
 
+class A2aHttpExposure(Block):
+    """Google's A2A 1.0 over HTTP, a door into the prompts channel; the block's presence
+    enables it. ``public_url`` is the address the agent card gives callers (empty: the bound
+    address); ``token_env`` names the variable holding the bearer token every call but the
+    card's must carry (empty: none); ``plaintext_token`` allows that token over plain HTTP on
+    an address other than loopback."""
+
+    address: NonBlank = "127.0.0.1"
+    port: Annotated[int, AfterValidator(_between(0, 65535))] = 0
+    public_url: str = ""
+    token_env: str = ""
+    plaintext_token: bool = False
+
+
 class JobsExposure(Block):
     """Queued jobs from a Choria asyncjobs work queue; the block's presence enables it."""
 
@@ -470,11 +484,14 @@ class SlackExposure(Block):
 class AgentExposure(Block):
     """How this agent is offered to others."""
 
-    null_means_empty: ClassVar[frozenset[str]] = frozenset({"mcp", "a2a", "jobs", "slack"})
+    null_means_empty: ClassVar[frozenset[str]] = frozenset(
+        {"mcp", "a2a", "a2a_http", "jobs", "slack"}
+    )
 
     tools: ExposedTools = Field(default_factory=ExposedTools)
     mcp: McpExposure | None = None
     a2a: A2aExposure | None = None
+    a2a_http: A2aHttpExposure | None = None
     jobs: JobsExposure | None = None
     slack: SlackExposure | None = None
 

@@ -519,6 +519,44 @@ def _knowledge_index_state(directory: Path) -> tuple[str, Manifest | Literal[Fal
     return f"built, {held.documents} documents, {held.chunks} chunks", manifest
 
 
+def a2a_http_section(cfg: Config) -> Section | None:
+    """The A2A HTTP endpoint as `fisk serve` would run it: where it listens, the URL its card
+    gives, and whether calls need a token; or why it would not run. None without the block."""
+    from fisk_ai.config.funnel import is_loopback_address
+
+    http = cfg.expose.agent.a2a_http
+    if http is None:
+        return None
+    a2a = cfg.expose.agent.a2a
+    if a2a is None or a2a.prompts is None:
+        return Section(
+            "A2A HTTP",
+            (Field("Served", "no: fisk serve refuses it without expose.agent.a2a.prompts"),),
+        )
+    port = str(http.port) if http.port else "any free port"
+    if http.token_env:
+        auth = f"bearer token from {http.token_env}"
+    elif is_loopback_address(http.address):
+        auth = "none (loopback only)"
+    else:
+        auth = "none: anyone reaching the address runs the agent"
+    fields = [
+        Field("Served", "yes, by fisk serve beside a2a/prompts"),
+        Field("Listen", f"{http.address}, {port}"),
+        Field(
+            "Card URL", redact_url(http.public_url) if http.public_url else "(the bound address)"
+        ),
+        Field("Auth", auth),
+        Field(
+            "Questions",
+            "input-required, answered by the next message"
+            if a2a.prompts.elicit
+            else "none asked: gated commands are refused (expose.agent.a2a.prompts.elicit)",
+        ),
+    ]
+    return Section("A2A HTTP", tuple(fields))
+
+
 def with_section(report: InfoReport, section: Section | None) -> InfoReport:
     """``report`` with ``section`` after its others (a Knowledge section follows Memory)."""
     if section is None:

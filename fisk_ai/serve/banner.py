@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fisk_ai.config import Config, SlackExposure
+    from fisk_ai.serve.a2a_http.hosting import A2aHttpEndpoint
     from fisk_ai.serve.jobs.channel import JobsChannel
     from fisk_ai.serve.prompts.intake import PromptsChannel
     from fisk_ai.serve.tools import ServedSelection, ToolsServer
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROMPTS_TOOL_NOTE",
     "Started",
+    "answers_a2a_http",
     "answers_prompts",
     "answers_slack",
     "banner",
@@ -39,6 +41,10 @@ _Rows = list[tuple[str, list[str]]]
 def answers_prompts(cfg: Config) -> bool:
     a2a = cfg.expose.agent.a2a
     return a2a is not None and a2a.prompts is not None
+
+
+def answers_a2a_http(cfg: Config) -> bool:
+    return cfg.expose.agent.a2a_http is not None and answers_prompts(cfg)
 
 
 def takes_jobs(cfg: Config) -> bool:
@@ -82,7 +88,7 @@ class Started:
     """What the process started, as the banner reports it: the prompts channel, the tool
     server with its selection, the jobs channel and whether --workers sized it, whether the
     started telemetry handle exports, and the directory command tools run in (None: this one,
-    shown only where a channel runs the agent loop)."""
+    shown only where a channel runs the agent loop), and the A2A HTTP endpoint."""
 
     version: str
     prompts: PromptsChannel | None = None
@@ -90,6 +96,7 @@ class Started:
     jobs: tuple[JobsChannel, bool] | None = None
     telemetry: bool = False
     work_dir: Path | None = None
+    a2a_http: A2aHttpEndpoint | None = None
 
 
 def banner(cfg: Config, started: Started) -> str:
@@ -103,6 +110,7 @@ def banner(cfg: Config, started: Started) -> str:
         ([queue.name] if queue is not None else [])
         + (["a2a/prompts"] if prompts is not None else [])
         + (["a2a"] if started.tools is not None else [])
+        + (["a2a/http"] if started.a2a_http is not None else [])
         + (["slack"] if answers_slack(cfg) else [])
     )
     runs = prompts is not None or queue is not None or answers_slack(cfg)
@@ -128,6 +136,8 @@ def banner(cfg: Config, started: Started) -> str:
         sections.append(("Answering prompts over a2a", _prompts_rows(cfg), PROMPTS_TOOL_NOTE))
     if started.tools is not None:
         sections.append(("Serving tools over a2a", _tools_rows(cfg, *started.tools), ""))
+    if started.a2a_http is not None:
+        sections.append(("Answering A2A 1.0 over HTTP", _a2a_http_rows(cfg, started.a2a_http), ""))
     if cfg.expose.agent.slack is not None:
         sections.append(("Answering in Slack", _slack_rows(cfg.expose.agent.slack), ""))
     width = 4 + max(
@@ -224,6 +234,20 @@ def _prompts_rows(cfg: Config) -> _Rows:
         ("Requests", [task_subject(cfg.identity)]),
         ("Cancels", [f"{SUBJECT_PREFIX}.cancel.{cfg.identity}.*"]),
         ("Workers", [str(a2a.prompts.workers)]),
+    ]
+
+
+def _a2a_http_rows(cfg: Config, endpoint: A2aHttpEndpoint) -> _Rows:
+    from fisk_ai.util.redact import redact_url
+
+    http = cfg.expose.agent.a2a_http
+    assert http is not None
+    auth = f"bearer token from {http.token_env}" if endpoint.bearer else "none"
+    return [
+        ("Listening", [endpoint.listening]),
+        ("URL", [redact_url(endpoint.url)]),
+        ("Agent Card", [redact_url(endpoint.card_url)]),
+        ("Auth", [auth]),
     ]
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from fisk_ai.agent.resources import ProviderOptions
 from fisk_ai.serve.banner import (
     Started,
+    answers_a2a_http,
     answers_prompts,
     answers_slack,
     banner,
@@ -133,6 +134,20 @@ async def serve_agent(
                 )
                 if transport is not None:
                     await _require_subscriptions(cfg, transport)
+                a2a_http = None
+                if resources is not None and transport is not None and answers_a2a_http(cfg):
+                    from fisk_ai.serve.a2a_http.hosting import serve_a2a_http
+
+                    a2a_http = await started.enter_async_context(
+                        serve_a2a_http(
+                            cfg,
+                            transport,
+                            resources,
+                            version=version,
+                            application=application.name if application is not None else "",
+                            warn=warn,
+                        )
+                    )
                 printed = banner(
                     cfg,
                     Started(
@@ -146,6 +161,7 @@ async def serve_agent(
                         ),
                         telemetry=telemetry is not None and telemetry.enabled,
                         work_dir=options.work_dir,
+                        a2a_http=a2a_http,
                     ),
                 )
                 hosted = channels.hosted if channels is not None else None
@@ -215,6 +231,7 @@ async def _start_tools(
     """The tool server with what it serves, when ``cfg`` serves tools or answers prompts (an
     agent answering prompts answers discovery too, serving tools or not)."""
     from fisk_ai.serve.tools import ServedSelection, ToolsOptions, ToolsServer
+    from fisk_ai.telemetry import DISABLED
 
     a2a = cfg.expose.agent.a2a
     if transport is None or a2a is None or not (a2a.serve_tools or prompts is not None):
@@ -236,6 +253,7 @@ async def _start_tools(
             telemetry_content=telemetry is not None and telemetry.content_exported,
             calls=selection is not None,
         ),
+        telemetry=telemetry if telemetry is not None else DISABLED,
     )
     await server.start()
     return server, selection if selection is not None else ServedSelection(exposed=())

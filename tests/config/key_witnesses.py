@@ -73,6 +73,7 @@ REMOTE_SELECTION = (
 INFO_SELECTION = "tests/e2e/test_info.py::test_include_and_exclude_choose_the_tools_by_name_and_tag"
 LOOP = "tests/agent/test_loop.py"
 SLACK = "tests/serve/slack/test_settings.py"
+A2A_HTTP = "tests/serve/test_a2a_http.py"
 MCP_CLIENT = "tests/mcp/test_client.py"
 MCP_SERVED = "tests/e2e/test_mcp.py::test_every_mcp_key_shows_in_what_fisk_mcp_serves"
 MEMORY = "tests/memory/test_hosting.py"
@@ -229,6 +230,21 @@ WITNESSES: dict[str, Witness] = {
     "expose.agent.jobs.workers": effect(JOBS),
     "expose.agent.jobs.nats_context": effect(JOBS),
     "expose.agent.jobs.max_payload": effect(JOBS),
+    # expose.agent.a2a_http
+    "expose.agent.a2a_http": effect(
+        f"{A2A_HTTP}::test_the_card_names_the_agent_its_commands_and_the_url_it_answers_at"
+    ),
+    "expose.agent.a2a_http.address": effect(
+        f"{A2A_HTTP}::test_without_a_token_off_loopback_the_operator_is_warned"
+    ),
+    "expose.agent.a2a_http.port": effect(f"{A2A_HTTP}::test_the_endpoint_listens_on_the_port_set"),
+    "expose.agent.a2a_http.public_url": effect(f"{A2A_HTTP}::test_the_card_gives_the_public_url"),
+    "expose.agent.a2a_http.token_env": effect(
+        f"{A2A_HTTP}::test_with_a_token_a_call_without_it_is_refused_and_the_card_says_so"
+    ),
+    "expose.agent.a2a_http.plaintext_token": effect(
+        f"{A2A_HTTP}::test_plaintext_token_lets_the_token_cross_plain_http_off_loopback"
+    ),
     # expose.agent.slack
     "expose.agent.slack": effect(
         "tests/serve/slack/test_serve_command.py::test_fisk_serve_answers_a_mention_and_drains_on_interrupt"

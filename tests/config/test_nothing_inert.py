@@ -198,6 +198,13 @@ EVERY_KEY: dict[str, Any] = {
                 "tool_timeout": "9s",
                 "request_timeout": "45s",
             },
+            "a2a_http": {
+                "address": "0.0.0.0",
+                "port": 8443,
+                "public_url": "https://inventory.example.test/a2a/",
+                "token_env": "INVENTORY_A2A_TOKEN",
+                "plaintext_token": True,
+            },
             "jobs": {
                 "queue": "INVENTORY",
                 "task_type": "inventory:run",
