@@ -42,7 +42,6 @@ __all__ = ["DEFAULT_CLIENT_IDENTITY", "DEFAULT_DISCOVERY_TIMEOUT", "call_tool", 
 
 DEFAULT_CLIENT_IDENTITY = Identity(name="fisk-ai")
 DEFAULT_DISCOVERY_TIMEOUT = timedelta(seconds=30)
-REMOTE_TOOL_FAILED = telemetry.ErrorClass("tool_error")
 
 
 def _unavailable(identity: str, subject: str, why: str) -> str:
@@ -100,7 +99,7 @@ async def call_tool(
             transport, identity, name, input, request_timeout=request_timeout, sender=sender
         )
         if reply.is_error:
-            span.fail(REMOTE_TOOL_FAILED)
+            span.fail(telemetry.TOOL_FAILED)
         return reply
 
 

@@ -26,12 +26,12 @@ import base64
 import json
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from fisk_ai.agent.events import (
     DeltaSink,
@@ -59,8 +59,7 @@ from fisk_ai.agent.outcome import (
     TurnOutcome,
 )
 from fisk_ai.agent.outcome import Deferred as DeferredTurn
-from fisk_ai.agent.replay import call_command
-from fisk_ai.agent.resources import Resources
+from fisk_ai.agent.resources import Resources, current_tools
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.codec import message_to_json
 from fisk_ai.llm.deltas import Delta, DeltaKind, deltas_reported_to
@@ -82,7 +81,7 @@ from fisk_ai.llm.types import (
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.records import Assistant, Decision, Deferred, Payload, Record, ToolResult
 from fisk_ai.sessions.store import Journal
-from fisk_ai.telemetry import ErrorClass, Span, ToolRefusal
+from fisk_ai.telemetry import TOOL_FAILED, ErrorClass, Span, ToolRefusal
 from fisk_ai.tools.base import (
     AsksOperator,
     Confirmable,
@@ -96,34 +95,20 @@ from fisk_ai.tools.base import (
 )
 from fisk_ai.tools.builtin.deferral import plan_definitions
 from fisk_ai.tools.imported import ImportedOutcome
+from fisk_ai.tools.prepared import PreparedCall, prepare_call, readable_arguments
 from fisk_ai.tools.questions import ApprovalQuestion, Prompter, QuestionInterrupted
 from fisk_ai.tools.toolset import ToolSet
-from fisk_ai.tools.validation import (
-    ArgumentsError,
-    argument_problem,
-    holdable_message,
-    parse_arguments,
-)
+from fisk_ai.tools.validation import holdable_message
 from fisk_ai.util.durations import format_duration
 
 __all__ = [
     "AgentError",
     "AgentLoop",
-    "CurrentTools",
     "Fenced",
     "JournalWriter",
     "TurnState",
-    "current_tools",
     "deferred_turn",
 ]
-
-CurrentTools = Callable[[], ToolSet]
-
-
-def current_tools(resources: Resources) -> CurrentTools:
-    """The function returning the tool set a model call sees."""
-    tools = resources.tools
-    return tools if callable(tools) else (lambda: tools)
 
 
 def _given_up_question(interrupted: QuestionInterrupted) -> str:
@@ -158,7 +143,6 @@ def _waiting_message(run_id: str, calls: list[Deferred]) -> str:
 
 MODEL_CALL_FAILED = ErrorClass("model_call_failed")
 MODEL_CALL_STOPPED = ErrorClass("cancelled")
-TOOL_CALL_FAILED = ErrorClass("tool_error")
 
 
 class AgentError(FiskError):
@@ -259,18 +243,32 @@ class JournalWriter:
         )
 
 
-def _rewritten(call: ToolUseBlock, rewrite: Rewrite, tools: ToolSet) -> tuple[ToolUseBlock, Tool]:
-    """The call a PreToolUse hook rewrote ``call`` into; Aborted when it cannot run."""
+def _rewritten(call: ToolUseBlock, rewrite: Rewrite, tools: ToolSet) -> PreparedCall:
+    """The call a PreToolUse hook rewrote ``call`` into, prepared; Aborted when it cannot run."""
     tool = tools.get(rewrite.name)
     if tool is None:
         raise Aborted(
             f'a PreToolUse hook rewrote call {call.id} to the unknown tool "{rewrite.name}"'
         )
-    try:
-        parse_arguments(rewrite.name, rewrite.input)
-    except ArgumentsError as exc:
-        raise Aborted(f"a PreToolUse hook rewrote call {call.id} badly: {exc}") from None
-    return ToolUseBlock(call.id, rewrite.name, rewrite.input), tool
+    prepared = prepare_call(tool, rewrite.input, call_id=call.id)
+    if not prepared.readable:
+        raise Aborted(f"a PreToolUse hook rewrote call {call.id} badly: {prepared.problem}")
+    return prepared
+
+
+def _approval_question(prepared: PreparedCall, trigger: str) -> ApprovalQuestion:
+    """What the operator is asked: the call as it will run, its argument vector the very one
+    the command is handed."""
+    tool = prepared.tool
+    command = tool.command_line if isinstance(tool, ShowsCommand) else tool.name
+    return ApprovalQuestion(
+        tool_use_id=prepared.call_id,
+        tool_name=tool.name,
+        command=command,
+        display=prepared.display,
+        trigger=trigger,
+        argv=prepared.argv if tool.presentation is Presentation.COMMAND else (),
+    )
 
 
 def _hand_delta(sink: DeltaSink, delta: Delta) -> None:
@@ -287,13 +285,6 @@ def messages_json(messages: Sequence[Message]) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-
-
-def _arguments_mapping(tool_name: str, arguments: str) -> Mapping[str, Any]:
-    try:
-        return parse_arguments(tool_name, arguments)
-    except ArgumentsError:
-        return {}
 
 
 class AgentLoop:
@@ -578,7 +569,7 @@ class AgentLoop:
             answer = await self._handle_call(call, tools, span)
             if isinstance(answer, ToolResultBlock):
                 if answer.is_error:
-                    span.fail(TOOL_CALL_FAILED)
+                    span.fail(TOOL_FAILED)
                 span.content("gen_ai.tool.call.result", lambda: answer.content)
             return answer
 
@@ -588,41 +579,40 @@ class AgentLoop:
         # 1. Registry lookup: an unknown tool is answered, never dispatched.
         tool = tools.get(call.name)
         if tool is None:
-            self._emit_call(call, None)
+            arguments = readable_arguments(call.name, call.input)
+            self._events.emit(ToolCallEvent(call.id, call.name, arguments, ()))
             self._events.emit(WarningEvent(WarningKind.UNKNOWN_TOOL, name=call.name))
-            return await self._answer(call, None, Outcome(f'unknown tool "{call.name}"', True))
+            return await self._answer(call.id, Outcome(f'unknown tool "{call.name}"', True))
 
         # 2. Describe and check gating on the original call, before any hook can change it.
         original_trigger = self._trigger(tool)
 
-        # 3. PreToolUse may deny the call, or rewrite its tool and arguments.
+        # 3. PreToolUse may deny the call, or rewrite its tool and arguments. From here on the
+        # call is prepared once: the trace line, the gate, the journal and the tool all read it.
         try:
             decision = await self._hooks.before_tool(call)
         except Exception as exc:
             raise Crash("a PreToolUse hook", exc) from exc
-        if isinstance(decision, Deny):
-            self._emit_call(call, tool)
-            span.refused(ToolRefusal.POLICY_DENIED)
-            return await self._answer(call, tool, Outcome(decision.reason, is_error=True))
         if isinstance(decision, Rewrite):
-            call, tool = _rewritten(call, decision, tools)
-            span.rewritten(tool.name, tool.kind.value)
-        self._emit_call(call, tool)
+            prepared = _rewritten(call, decision, tools)
+            span.rewritten(prepared.tool.name, prepared.tool.kind.value)
+        else:
+            prepared = prepare_call(tool, call.input, call_id=call.id)
+        self._emit_call(prepared)
+        if isinstance(decision, Deny):
+            span.refused(ToolRefusal.POLICY_DENIED)
+            return await self._answer_prepared(prepared, Outcome(decision.reason, is_error=True))
 
-        # 4. Validate the arguments, so nobody is asked to approve a call that cannot run.
-        try:
-            arguments = parse_arguments(tool.name, call.input)
-            problem = argument_problem(tool, arguments)
-        except ArgumentsError as exc:
-            problem = str(exc)
-        if problem is not None:
+        # 4. Validation, so nobody is asked to approve a call that cannot run.
+        if prepared.problem is not None:
             span.refused(ToolRefusal.MISSING_ARGUMENTS)
-            return await self._answer(call, tool, Outcome(problem, is_error=True))
+            return await self._answer_prepared(prepared, Outcome(prepared.problem, is_error=True))
 
         # 5. The confirm gate, when the original or the effective tool is gated.
+        tool = prepared.tool
         trigger = self._trigger(tool) or original_trigger
         if trigger is not None:
-            denied = await self._denied(call, tool, trigger, arguments, span)
+            denied = await self._denied(prepared, trigger, span)
             if denied is not None:
                 return denied
 
@@ -640,21 +630,22 @@ class AgentLoop:
         await self._journal.ensure_ours()
 
         # 8. Execute, put the timeout text in place, then PostToolUse sees the final outcome.
-        outcome = await self._execute(tool, call, deps, operator_paced=operator_paced)
+        outcome = await self._execute(prepared, deps, operator_paced=operator_paced)
         span.exit_code(outcome.exec.exit_code if outcome.exec is not None else None)
         if outcome.deferral is not None:
             # PostToolUse is for a result, and a deferral has none yet; the answer arrives from
             # outside the run and reaches the model as it was supplied.
-            return await self._defer(call, tool, outcome.deferral)
+            return await self._defer(prepared, outcome.deferral)
         try:
-            outcome = await self._hooks.after_tool(call, outcome)
+            outcome = await self._hooks.after_tool(prepared.block, outcome)
         except Exception as exc:
             raise Crash("a PostToolUse hook", exc) from exc
-        return await self._answer(call, tool, outcome)
+        return await self._answer_prepared(prepared, outcome)
 
     async def _execute(
-        self, tool: Tool, call: ToolUseBlock, deps: ExecDeps, *, operator_paced: bool
+        self, prepared: PreparedCall, deps: ExecDeps, *, operator_paced: bool
     ) -> Outcome:
+        tool = prepared.tool
         limit = self._settings.tool_timeout
         # A command enforces its own deadline (it must kill its process group), and a question
         # to the operator has none.
@@ -666,9 +657,9 @@ class AgentLoop:
         )
         try:
             if not enforce or limit is None:
-                return await tool.execute(call.input, deps)
+                return await prepared.execute(deps)
             async with asyncio.timeout(limit.total_seconds()) as scope:
-                return await tool.execute(call.input, deps)
+                return await prepared.execute(deps)
         except QuestionInterrupted:
             raise
         except TimeoutError as exc:
@@ -684,22 +675,17 @@ class AgentLoop:
             raise Crash(f'tool "{tool.name}"', exc) from exc
 
     async def _denied(
-        self,
-        call: ToolUseBlock,
-        tool: Tool,
-        trigger: str,
-        arguments: Mapping[str, Any],
-        span: Span,
+        self, prepared: PreparedCall, trigger: str, span: Span
     ) -> ToolResultBlock | None:
-        """Ask the confirm gate about ``call``: the answer the model gets when it is denied, or
-        None when it may run."""
+        """Ask the confirm gate about ``prepared``: the answer the model gets when it is denied,
+        or None when it may run."""
         asked = time.monotonic()
-        verdict = await self._gate.decide(self._approval_question(call, tool, trigger, arguments))
+        verdict = await self._gate.decide(_approval_question(prepared, trigger))
         if not verdict.standing:
             span.confirm_waited(time.monotonic() - asked)
         if not verdict.allowed:
             span.refused(ToolRefusal.CONFIRM_DENIED)
-            return await self._answer(call, tool, Outcome(denial_content(verdict.reason)))
+            return await self._answer_prepared(prepared, Outcome(denial_content(verdict.reason)))
         if verdict.standing:
             self._events.emit(StatusEvent(phase=StatusPhase.STANDING_APPROVAL))
         return None
@@ -709,55 +695,39 @@ class AgentLoop:
             return tool.confirm_trigger(self._settings.confirm_tags)
         return None
 
-    def _approval_question(
-        self, call: ToolUseBlock, tool: Tool, trigger: str, arguments: Mapping[str, Any]
-    ) -> ApprovalQuestion:
-        argv: tuple[str, ...] = ()
-        if isinstance(tool, ShowsCommand):
-            command, display = tool.command_line, tool.display(call.input)
-            if tool.presentation is Presentation.COMMAND:
-                # The vector the command will run with, which argument_problem already built once.
-                argv = tuple(tool.argv(arguments))
-        else:
-            command, display = tool.name, f"{tool.name} {call.input}".strip()
-        return ApprovalQuestion(
-            tool_use_id=call.id,
-            tool_name=tool.name,
-            command=command,
-            display=display,
-            trigger=trigger,
-            argv=argv,
+    def _emit_call(self, prepared: PreparedCall) -> None:
+        self._events.emit(
+            ToolCallEvent(prepared.call_id, prepared.tool.name, prepared.arguments, prepared.argv)
         )
 
-    def _emit_call(self, call: ToolUseBlock, tool: Tool | None) -> None:
-        arguments = _arguments_mapping(call.name, call.input)
-        self._events.emit(
-            ToolCallEvent(call.id, call.name, arguments, call_command(tool, arguments))
-        )
+    async def _answer_prepared(self, prepared: PreparedCall, outcome: Outcome) -> ToolResultBlock:
+        remote = prepared.tool.kind is Kind.REMOTE
+        return await self._answer(prepared.call_id, outcome, remote=remote)
 
     async def _answer(
-        self, call: ToolUseBlock, tool: Tool | None, outcome: Outcome
+        self, call_id: str, outcome: Outcome, *, remote: bool = False
     ) -> ToolResultBlock:
         images = outcome.images if isinstance(outcome, ImportedOutcome) else ()
-        result = ToolResultBlock(call.id, outcome.model_content, outcome.is_error, images)
-        remote = tool is not None and tool.kind is Kind.REMOTE
+        result = ToolResultBlock(call_id, outcome.model_content, outcome.is_error, images)
         await self._journal.append(ToolResult(result, remote=remote))
         self._events.emit(
             ToolResultEvent(
-                call.id, outcome.output, outcome.is_error, outcome.exec, timed_out=outcome.timed_out
+                call_id, outcome.output, outcome.is_error, outcome.exec, timed_out=outcome.timed_out
             )
         )
-        await self._flush_grant(call)
+        await self._flush_grant(call_id)
         return result
 
-    async def _defer(self, call: ToolUseBlock, tool: Tool, deferral: Deferral) -> Deferred:
-        record = Deferred(call.id, tool.name, note=deferral.note, handle=deferral.handle)
+    async def _defer(self, prepared: PreparedCall, deferral: Deferral) -> Deferred:
+        record = Deferred(
+            prepared.call_id, prepared.tool.name, note=deferral.note, handle=deferral.handle
+        )
         await self._journal.append(record)
-        await self._flush_grant(call)
+        await self._flush_grant(prepared.call_id)
         return record
 
-    async def _flush_grant(self, call: ToolUseBlock) -> None:
-        """Journal the standing grant given for ``call`` now that the call is settled."""
-        granted = self._gate.take_staged(call.id)
+    async def _flush_grant(self, call_id: str) -> None:
+        """Journal the standing grant given for call ``call_id`` now that it is settled."""
+        granted = self._gate.take_staged(call_id)
         if granted is not None:
             await self._journal.append(Decision(granted))

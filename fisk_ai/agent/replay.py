@@ -18,9 +18,9 @@ only the latest terminal record, so earlier turns' endings are not there to repl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fisk_ai.agent.events import (
     Event,
@@ -41,18 +41,16 @@ from fisk_ai.llm.types import (
 )
 from fisk_ai.sessions.fold import Conversation
 from fisk_ai.sessions.records import Terminal, TerminalReason
-from fisk_ai.tools.base import ExecRecord, Outcome, ShowsCommand
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments
+from fisk_ai.tools.base import ExecRecord, Outcome
+from fisk_ai.tools.prepared import readable_arguments, shown_argv
 from fisk_ai.util import jsonx
 
 if TYPE_CHECKING:
-    from fisk_ai.tools.base import Tool
     from fisk_ai.tools.toolset import ToolSet
 
 __all__ = [
     "ReplayWindow",
     "call_arguments",
-    "call_command",
     "conversation_events",
     "conversation_turns",
     "last_turn_ending",
@@ -79,17 +77,6 @@ def call_arguments(block: ToolUseBlock) -> dict[str, object]:
     except jsonx.JsonError:
         return {"input": block.input}
     return decoded if isinstance(decoded, dict) else {"input": decoded}
-
-
-def call_command(tool: Tool | None, arguments: Mapping[str, Any]) -> tuple[str, ...]:
-    """The argument vector a call runs after the application path: empty for a tool that runs
-    no command, the bare command path when the arguments cannot be rendered."""
-    if tool is None or not isinstance(tool, ShowsCommand):
-        return ()
-    try:
-        return tuple(tool.argv(arguments))
-    except ValueError:
-        return tuple(tool.command_line.split())
 
 
 def result_outcome(block: ToolResultBlock) -> Outcome:
@@ -221,11 +208,13 @@ def _model_turn_events(
             if isinstance(block, ToolResultBlock)
         }
     for call in message.tool_uses:
-        arguments = _live_arguments(call)
+        # Decoded as the loop decodes them, so numbers keep their literal form and input that
+        # is not an object shows as no arguments, as it did live.
+        arguments = readable_arguments(call.name, call.input)
         tool = tools.get(call.name) if tools is not None else None
         answer = results.get(call.id)
         result = _result_event(answer) if answer is not None else None
-        command = call_command(tool, arguments)
+        command = shown_argv(tool, arguments)
         if tool is None and result is not None and result.exec is not None:
             # Without the tool set, the command line the call ran is still in its result.
             command = tuple(result.exec.command.split())
@@ -248,15 +237,6 @@ def _user_events(message: Message, shown: set[str]) -> list[Event]:
 def _result_event(block: ToolResultBlock) -> ToolResultEvent:
     outcome = result_outcome(block)
     return ToolResultEvent(block.tool_use_id, outcome.output, outcome.is_error, outcome.exec)
-
-
-def _live_arguments(call: ToolUseBlock) -> Mapping[str, Any]:
-    # Decoded as the loop decodes them, so numbers keep their literal form and input that is
-    # not an object shows as no arguments, as it did live.
-    try:
-        return parse_arguments(call.name, call.input)
-    except ArgumentsError:
-        return {}
 
 
 def _stored_json(text: str) -> object:

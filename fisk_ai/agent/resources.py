@@ -3,8 +3,9 @@ what every run of one agent shares."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from fisk_ai.errors import FiskError
 from fisk_ai.llm import registry
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     # reads a configuration, so `fisk run` can draw its first frame without it.
     from fisk_ai import config
     from fisk_ai.agent.hooks import Hooks
-    from fisk_ai.agent.loop import CurrentTools
     from fisk_ai.agent.prompt import SystemPrompt
     from fisk_ai.agent.settings import AgentSettings
     from fisk_ai.memory.store import MemoryStore
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from fisk_ai.tools.toolset import ToolSet
 
 HTTP_DEBUG_FILE = "http-debug.log"
+
+CurrentTools: TypeAlias = "Callable[[], ToolSet]"
+"""A function returning the tool set the next model call sees."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,12 @@ class Resources:
     hooks: Hooks | None = None
     memory: MemoryAccess | None = None
     telemetry: Telemetry = DISABLED
+
+
+def current_tools(resources: Resources) -> CurrentTools:
+    """The function returning the tool set a model call sees."""
+    tools = resources.tools
+    return tools if callable(tools) else (lambda: tools)
 
 
 @dataclass(frozen=True)

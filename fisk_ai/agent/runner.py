@@ -40,7 +40,6 @@ from fisk_ai.agent.loop import (
     JournalLost,
     JournalWriter,
     TurnState,
-    current_tools,
     deferred_turn,
 )
 from fisk_ai.agent.outcome import (
@@ -60,7 +59,7 @@ from fisk_ai.agent.outcome import (
 )
 from fisk_ai.agent.pii import PiiError, guarded_hooks
 from fisk_ai.agent.prompt import SystemPrompt, memory_index
-from fisk_ai.agent.resources import Resources
+from fisk_ai.agent.resources import Resources, current_tools
 from fisk_ai.llm.types import Message, Role, Usage, user_text
 from fisk_ai.memory import MemoryStoreError, Scope, using_scope
 from fisk_ai.sessions.errors import JournalLocked

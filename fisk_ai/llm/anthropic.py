@@ -1,7 +1,7 @@
 """The Anthropic provider: the only module that imports the anthropic SDK, and only on first use.
 
-Importing this module registers the provider and costs nothing; the SDK (over a second to import)
-is loaded when the first call is made, or earlier on a background thread through ``prewarm()``.
+Importing this module costs nothing; the SDK (over a second to import) is loaded when the first
+call is made, or earlier on a background thread through ``prewarm()``.
 
 Requests are assembled by ``build_params`` without touching the SDK, so their shape is testable
 offline. Responses are decoded from the raw JSON body rather than the SDK's typed models, so a
@@ -23,9 +23,8 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from fisk_ai.llm import registry
 from fisk_ai.llm.deltas import Delta, DeltaKind, report_delta
-from fisk_ai.llm.registry import (
+from fisk_ai.llm.errors import (
     ProviderAuthError,
     ProviderCallError,
     ProviderError,
@@ -948,7 +947,7 @@ def _remedy_hint(params: Mapping[str, Any]) -> str:
     return "".join(f"; {hint}" for hint in hints)
 
 
-def _create(
+def create_provider(
     *,
     api_key: str = "",
     base_url: str | None = None,
@@ -960,6 +959,3 @@ def _create(
     # Options meant for another provider (a cassette path) are ignored, so a host can hand the
     # same set to whichever provider llm.provider names.
     return AnthropicProvider(api_key, base_url, http_debug_path, trace_path, max_retries)
-
-
-registry.register(NAME, _create, CREDENTIAL_ENV)

@@ -31,11 +31,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from fisk_ai.llm import registry
 from fisk_ai.llm.anthropic import CAPABILITIES as ANTHROPIC_CAPABILITIES
 from fisk_ai.llm.codec import CodecError, message_from_json, message_to_json
 from fisk_ai.llm.deltas import Delta, DeltaKind, listening, report_delta
-from fisk_ai.llm.registry import ProviderError, ProviderRejected
+from fisk_ai.llm.errors import ProviderError, ProviderRejected
 from fisk_ai.llm.types import (
     Capabilities,
     ContentBlock,
@@ -341,7 +340,9 @@ def _names(names: frozenset[str]) -> str:
     return ", ".join(sorted(names))
 
 
-def _create(*, path: str | os.PathLike[str] | None = None, **_other_options: Any) -> ReplayProvider:
+def create_provider(
+    *, path: str | os.PathLike[str] | None = None, **_other_options: Any
+) -> ReplayProvider:
     # Connection options meant for a live provider (api_key, base_url, ...) mean nothing here.
     chosen = path or os.environ.get(CASSETTE_ENV, "")
     if not chosen:
@@ -364,6 +365,3 @@ def _pace_from_environment() -> float:
             f"{PACE_ENV} must be a number of milliseconds from 0 to 10000, not {text!r}"
         )
     return milliseconds / 1000
-
-
-registry.register(NAME, _create, ())

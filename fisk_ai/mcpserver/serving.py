@@ -31,7 +31,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.config import ConfirmOverMcp
-from fisk_ai.telemetry import DISABLED, ErrorClass, Telemetry
+from fisk_ai.telemetry import DISABLED, TOOL_FAILED, Telemetry
 from fisk_ai.tools.base import (
     AsksOperator,
     BehaviorDescriber,
@@ -43,8 +43,8 @@ from fisk_ai.tools.base import (
     Tool,
 )
 from fisk_ai.tools.gating import confirm_trigger
+from fisk_ai.tools.prepared import PreparedCall, prepare_call
 from fisk_ai.tools.selection import ToolFilter, is_selected
-from fisk_ai.tools.validation import argument_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -80,7 +80,6 @@ APPROVE_SCHEMA: dict[str, Any] = {
     },
     "required": [APPROVE_KEY],
 }
-SERVED_CALL_FAILED = ErrorClass("tool_error")
 _SERVABLE_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
 
 
@@ -239,7 +238,7 @@ class ToolCalls:
         ) as span:
             result = await self._call(ctx, params)
             if isinstance(result, mcp_types.CallToolResult) and result.is_error:
-                span.fail(SERVED_CALL_FAILED)
+                span.fail(TOOL_FAILED)
             return result
 
     async def _call(
@@ -248,12 +247,11 @@ class ToolCalls:
         tool = self._by_name.get(params.name)
         if tool is None:
             return _result(f"tool {json.dumps(params.name)} is not available", is_error=True)
-        problem = argument_problem(tool, params.arguments or {})
-        if problem is not None:
-            self.log(f"refused {tool.name}: {problem}")
-            return _result(f"{problem}; the call was not run", is_error=True)
-        arguments = json.dumps(params.arguments or {}, ensure_ascii=False)
-        shown = tool.display(arguments) if isinstance(tool, ShowsCommand) else tool.name
+        prepared = prepare_call(tool, json.dumps(params.arguments or {}, ensure_ascii=False))
+        if prepared.problem is not None:
+            self.log(f"refused {tool.name}: {prepared.problem}")
+            return _result(f"{prepared.problem}; the call was not run", is_error=True)
+        shown = prepared.display if isinstance(tool, ShowsCommand) else tool.name
         trigger = self.gate_of(tool)
         if trigger is not None and self.options.confirm is not ConfirmOverMcp.NEVER:
             decision = await self._approval(ctx, params, shown, trigger)
@@ -273,7 +271,7 @@ class ToolCalls:
             )
         async with self._slots:
             self.log(f"running {shown}")
-            outcome = await self._execute(tool, arguments)
+            outcome = await self._execute(prepared)
         if outcome.deferral is not None:
             return _result(
                 f"{tool.name} answered that it will finish later, which MCP cannot carry",
@@ -281,7 +279,8 @@ class ToolCalls:
             )
         return _result(outcome.model_content, is_error=outcome.is_error)
 
-    async def _execute(self, tool: Tool, arguments: str) -> Outcome:
+    async def _execute(self, prepared: PreparedCall) -> Outcome:
+        tool = prepared.tool
         limit = self.options.tool_timeout
         deps = ExecDeps(
             work_dir=self.options.work_dir, timeout=limit, timeout_setting=TOOL_TIMEOUT_SETTING
@@ -289,7 +288,7 @@ class ToolCalls:
         try:
             # The command's own limit stops its process group; this one bounds any other kind.
             async with asyncio.timeout(limit.total_seconds() + 5):
-                return await tool.execute(arguments, deps)
+                return await prepared.execute(deps)
         except TimeoutError:
             return Outcome(
                 f"{tool.name} did not finish within {limit.total_seconds():g}s "

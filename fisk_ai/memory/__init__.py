@@ -4,6 +4,7 @@ The backends are imported by the registry when a host resolves one, so importing
 costs neither the YAML writer nor the NATS client.
 """
 
+from fisk_ai.memory.backends import lookup_backend, register_backend, registered_backends
 from fisk_ai.memory.store import (
     MAX_CONTENT_BYTES,
     MAX_DESCRIPTION_RUNES,
@@ -24,11 +25,8 @@ from fisk_ai.memory.store import (
     check_capacity,
     current_scope,
     is_valid_key,
-    lookup_backend,
     normalize_description,
     parse,
-    register_backend,
-    registered_backends,
     serialize,
     using_scope,
     validate_key,

@@ -34,7 +34,6 @@ from fisk_ai.memory.store import (
     check_capacity,
     is_valid_key,
     parse,
-    register_backend,
     serialize,
     validate_key,
     validate_write,
@@ -305,6 +304,3 @@ def file(*, directory: str | os.PathLike[str]) -> FileMemoryStore:
     """The registry's factory: memories under ``directory`` (relative to the working directory
     when it is not absolute)."""
     return FileMemoryStore(directory)
-
-
-register_backend("file", file)

@@ -36,7 +36,6 @@ from fisk_ai.memory.store import (
     check_capacity,
     is_valid_key,
     parse,
-    register_backend,
     serialize,
     validate_key,
     validate_write,
@@ -324,6 +323,3 @@ def jetstream(
         context_name=nats_context,
         jetstream_options=jetstream_options,
     )
-
-
-register_backend("jetstream", jetstream)

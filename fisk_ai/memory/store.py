@@ -1,13 +1,11 @@
-"""What every memory backend provides, the limits and validation they share, the read scope, and
-the backend registry.
+"""What every memory backend provides, the limits and validation they share, and the read scope.
 
 A memory is a note the model saved under a key: a one-line description and a body. Backends
 store exactly the bytes ``serialize`` makes, so a value moves between them unchanged. Every
 method of every backend validates the key before it touches storage, including a read and a
 delete, so a key can never name a path or a subject it should not.
 
-The registry works as the session backends' does: a backend registers a factory under a name,
-and the host resolves the configured name without importing the backend itself.
+The backends are registered in ``fisk_ai.memory.backends``.
 """
 
 from __future__ import annotations
@@ -44,11 +42,8 @@ __all__ = [
     "check_capacity",
     "current_scope",
     "is_valid_key",
-    "lookup_backend",
     "normalize_description",
     "parse",
-    "register_backend",
-    "registered_backends",
     "serialize",
     "using_scope",
     "validate_key",
@@ -336,37 +331,3 @@ class UnopenedStore:
 
 
 MemoryStoreFactory = Callable[..., MemoryStore]
-
-_backends: dict[str, MemoryStoreFactory] = {}
-
-
-def register_backend(name: str, factory: MemoryStoreFactory) -> None:
-    """Register a memory backend. An empty name, a missing factory or a duplicate is a bug."""
-    if not name:
-        raise ValueError("a memory backend needs a name")
-    if factory is None:
-        raise ValueError(f"memory backend {name!r} needs a factory")
-    if name in _backends:
-        raise ValueError(f"memory backend {name!r} is already registered")
-    _backends[name] = factory
-
-
-def registered_backends() -> builtins.list[str]:
-    _load_builtin_backends()
-    return sorted(_backends)
-
-
-def lookup_backend(name: str) -> MemoryStoreFactory:
-    _load_builtin_backends()
-    try:
-        return _backends[name]
-    except KeyError:
-        known = ", ".join(sorted(_backends))
-        raise MemoryStoreError(
-            f"harness.memory.backend {name!r} is not a known memory backend; use one of: {known}"
-        ) from None
-
-
-def _load_builtin_backends() -> None:
-    # Importing a backend module registers it; the jetstream one imports nats only when used.
-    from fisk_ai.memory import file, jetstream  # noqa: F401

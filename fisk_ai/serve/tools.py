@@ -13,6 +13,9 @@ carries on.
 
 The keepalive's protocol id is not fixed by the specification. It is ``event.status`` with the
 phase ``executing-tool``, an event every caller already knows how to pass over.
+
+Each call, refusals included, is an ``execute_tool`` server span continuing the caller's trace,
+ended once its reply went out (docs/telemetry.md).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from fisk_ai.a2a.vocabulary import PROTOCOL_NAMESPACE, Direction, ErrorCode, Pro
 from fisk_ai.agent.events import StatusPhase
 from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
 from fisk_ai.serve.tasks import RunningTasks
+from fisk_ai.telemetry import DISABLED, TOOL_FAILED, ServedCall, ServedToolOutcome, Telemetry
 from fisk_ai.tools.base import BehaviorDescriber, Confirmable, ExecDeps, Outcome, Tool
 from fisk_ai.tools.gating import confirm_trigger
 from fisk_ai.tools.selection import ToolFilter, is_selected
@@ -184,21 +188,40 @@ class ToolsOptions:
     calls: bool = True
 
 
+@dataclass(frozen=True)
+class _Ending:
+    """How one served call ended, for its span: ``failed`` when the caller was told it failed,
+    ``exit_code`` when a command ran."""
+
+    outcome: ServedToolOutcome
+    failed: bool = True
+    exit_code: int | None = None
+
+
 class ToolsServer:
     """Serves ``tools`` on a transport as ``options`` say: discovery and tool calls.
 
     ``start`` registers the endpoints (a NATS micro service when the transport can host one,
     queue subscriptions otherwise), ``drain`` takes them out of the queue group so the agent
-    answers no more calls, and ``close`` also abandons the calls still running.
+    answers no more calls, and ``close`` also abandons the calls still running. Each call is a
+    span on ``telemetry``.
     """
 
-    def __init__(self, transport: Transport, tools: Sequence[Tool], options: ToolsOptions) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        tools: Sequence[Tool],
+        options: ToolsOptions,
+        *,
+        telemetry: Telemetry = DISABLED,
+    ) -> None:
         if options.max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
         if tools and not options.calls:
             raise ValueError("a server answering discovery only serves no tools")
         self._transport = transport
         self._options = options
+        self._telemetry = telemetry
         self._identity = Identity(name=options.identity)
         self._tools = {tool.name: tool for tool in tools}
         self._descriptors = tuple(_descriptor(tool) for tool in tools)
@@ -300,17 +323,41 @@ class ToolsServer:
             self._identity,
             max_size=self._options.max_message_size,
         )
+        # The handler returns at once so this subscription can take the next call; the call
+        # is admitted or refused on its own task, inside its span.
+        self._calls.start(self._answer(request, replies), name=f"a2a tool call {request.name}")
+
+    async def _answer(self, request: ToolRequest, replies: ReplySet) -> None:
+        tool = self._tools.get(request.name)
+        # Neither transport vouches for who is calling: a subscriber gets the message and its
+        # reply inbox, nothing about the connection that published it. The caller is the
+        # empty, unverified one, and the sender only what the message claims.
+        call = ServedCall(
+            self._identity.name,
+            request.name,
+            known=tool is not None,
+            request=request.request,
+            sender=request.sender.name,
+            traceparent=request.traceparent or "",
+        )
+        with self._telemetry.served_tool(call) as span:
+            ending = await self._admit(tool, request, replies)
+            span.served(ending.outcome)
+            span.exit_code(ending.exit_code)
+            if ending.failed:
+                span.fail(TOOL_FAILED)
+
+    async def _admit(self, tool: Tool | None, request: ToolRequest, replies: ReplySet) -> _Ending:
         if self._draining:
             await _refuse(
                 replies,
                 ErrorCode.DRAINING,
                 f"agent {self._identity.name} is draining and takes no new calls; retry",
             )
-            return
-        tool = self._tools.get(request.name)
+            return _Ending(ServedToolOutcome.DRAINING)
         if tool is None:
             await _refuse(replies, ErrorCode.REJECTED, unavailable_tool_text(request.name))
-            return
+            return _Ending(ServedToolOutcome.UNKNOWN_TOOL)
         limit = self._options.max_concurrent
         if self._busy >= limit:
             await _refuse(
@@ -319,15 +366,14 @@ class ToolsServer:
                 f"agent {self._identity.name} is running as many tool calls as it may at once "
                 f"({limit} at most); retry, and the next free member of its queue group takes it",
             )
-            return
+            return _Ending(ServedToolOutcome.CAPACITY)
         self._busy += 1
         if not await replies.send(lambda header: Ack(**header, accepted=True)):
             self._busy -= 1
-            return
-        # The handler returns at once so this subscription can take the next call.
-        self._calls.start(self._run(tool, request, replies), name=f"a2a tool call {request.name}")
+            return _Ending(ServedToolOutcome.ERROR)
+        return await self._run(tool, request, replies)
 
-    async def _run(self, tool: Tool, request: ToolRequest, replies: ReplySet) -> None:
+    async def _run(self, tool: Tool, request: ToolRequest, replies: ReplySet) -> _Ending:
         stop_keepalive = asyncio.Event()
         keepalive = asyncio.get_running_loop().create_task(
             self._keep_alive(replies, stop_keepalive), name="a2a tool keepalive"
@@ -345,12 +391,17 @@ class ToolsServer:
                     **header, is_error=True, code=ErrorCode.DEFERRED, output=deferred
                 )
             )
-            return
+            return _Ending(ServedToolOutcome.ERROR)
         executed = None if outcome.exec is None else ExecResult.from_record(outcome.exec)
         await replies.send(
             lambda header: ToolReply(
                 **header, is_error=outcome.is_error, output=outcome.output, exec=executed
             )
+        )
+        return _Ending(
+            ServedToolOutcome.ERROR if outcome.is_error else ServedToolOutcome.EXECUTED,
+            failed=outcome.is_error,
+            exit_code=None if outcome.exec is None else outcome.exec.exit_code,
         )
 
     async def _execute(self, tool: Tool, request: ToolRequest) -> Outcome:

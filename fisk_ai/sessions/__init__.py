@@ -1,6 +1,7 @@
 """CORE. Session journal records, the pure fold, fingerprints and the session stores."""
 
 from fisk_ai.sessions.answer import answer_deferred
+from fisk_ai.sessions.backends import lookup_backend, register_backend, registered_backends
 from fisk_ai.sessions.errors import (
     DeferredAnswerRefused,
     InvalidSessionId,
@@ -57,9 +58,6 @@ from fisk_ai.sessions.store import (
     SessionStoreFactory,
     SessionSummary,
     check_append,
-    lookup_backend,
-    register_backend,
-    registered_backends,
 )
 
 __all__ = [

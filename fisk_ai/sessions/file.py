@@ -68,7 +68,6 @@ from fisk_ai.sessions.store import (
     SessionSummary,
     check_append,
     check_claim,
-    register_backend,
 )
 from fisk_ai.util import jsonx
 from fisk_ai.util.fsx import make_private_directories
@@ -647,9 +646,6 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def _file_backend(*, directory: str | os.PathLike[str] | None = None) -> FileSessionStore:
+def file_backend(*, directory: str | os.PathLike[str] | None = None) -> FileSessionStore:
     """The registry's factory: the directory given, else the default state directory."""
     return FileSessionStore(directory or default_state_directory())
-
-
-register_backend("file", _file_backend)

@@ -63,7 +63,6 @@ from fisk_ai.sessions.store import (
     SessionSummary,
     check_append,
     check_claim,
-    register_backend,
 )
 from fisk_ai.util import jsonx
 from fisk_ai.util.natsx import describe_nats_failure, nats_server_phrase
@@ -781,6 +780,3 @@ def jetstream(
         context_name=nats_context,
         jetstream_options=jetstream_options,
     )
-
-
-register_backend("jetstream", jetstream)

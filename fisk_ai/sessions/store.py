@@ -1,7 +1,6 @@
-"""What every session backend provides, the append rule they share, and the backend registry.
+"""What every session backend provides and the append rule they share.
 
-A backend registers a factory under a name; the host resolves the configured name without
-importing the backend itself.
+The backends are registered in ``fisk_ai.sessions.backends``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
-from fisk_ai.sessions.errors import JournalGapError, JournalLocked, SessionError
+from fisk_ai.sessions.errors import JournalGapError, JournalLocked
 from fisk_ai.sessions.fold import SessionStatus
 from fisk_ai.sessions.records import Meta, Payload, Record
 
@@ -25,9 +24,6 @@ __all__ = [
     "SessionSummary",
     "check_append",
     "check_claim",
-    "lookup_backend",
-    "register_backend",
-    "registered_backends",
 ]
 
 
@@ -147,37 +143,3 @@ class SessionStore(Protocol):
 
 
 SessionStoreFactory = Callable[..., SessionStore]
-
-_backends: dict[str, SessionStoreFactory] = {}
-
-
-def register_backend(name: str, factory: SessionStoreFactory) -> None:
-    """Register a session backend. An empty name, a missing factory or a duplicate is a bug."""
-    if not name:
-        raise ValueError("a session backend needs a name")
-    if factory is None:
-        raise ValueError(f"session backend {name!r} needs a factory")
-    if name in _backends:
-        raise ValueError(f"session backend {name!r} is already registered")
-    _backends[name] = factory
-
-
-def registered_backends() -> list[str]:
-    _load_builtin_backends()
-    return sorted(_backends)
-
-
-def lookup_backend(name: str) -> SessionStoreFactory:
-    _load_builtin_backends()
-    try:
-        return _backends[name]
-    except KeyError:
-        known = ", ".join(sorted(_backends))
-        raise SessionError(
-            f"harness.sessions.backend {name!r} is not a known session backend; use one of: {known}"
-        ) from None
-
-
-def _load_builtin_backends() -> None:
-    # Importing a backend module registers it.
-    from fisk_ai.sessions import file, jetstream  # noqa: F401

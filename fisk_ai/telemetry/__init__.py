@@ -6,8 +6,11 @@ Importing this package loads no OpenTelemetry module; ``start`` loads the SDK wh
 from fisk_ai.telemetry.facade import (
     DEFAULT_ENDPOINT,
     DISABLED,
+    TOOL_FAILED,
     Delivery,
     ErrorClass,
+    ServedCall,
+    ServedToolOutcome,
     Span,
     Telemetry,
     TelemetryError,
@@ -28,8 +31,11 @@ from fisk_ai.telemetry.facade import (
 __all__ = [
     "DEFAULT_ENDPOINT",
     "DISABLED",
+    "TOOL_FAILED",
     "Delivery",
     "ErrorClass",
+    "ServedCall",
+    "ServedToolOutcome",
     "Span",
     "Telemetry",
     "TelemetryError",

@@ -26,8 +26,11 @@ from fisk_ai.util.redact import redact_url
 __all__ = [
     "DEFAULT_ENDPOINT",
     "DISABLED",
+    "TOOL_FAILED",
     "Delivery",
     "ErrorClass",
+    "ServedCall",
+    "ServedToolOutcome",
     "Span",
     "Telemetry",
     "TelemetryError",
@@ -67,6 +70,8 @@ class ErrorClass:
 
 
 GENERIC_ERROR = ErrorClass("_OTHER")
+TOOL_FAILED = ErrorClass("tool_error")
+"""A tool call whose caller was told it failed."""
 
 
 class ToolRefusal(StrEnum):
@@ -76,6 +81,40 @@ class ToolRefusal(StrEnum):
     POLICY_DENIED = "policy_denied"
     MISSING_ARGUMENTS = "missing_arguments"
     CONFIRM_DENIED = "confirm_denied"
+
+
+class ServedToolOutcome(StrEnum):
+    """How a tool call this agent served for a peer over a2a ended, as ``fisk.tool.outcome``
+    names it: the tool ran and answered, or ran and failed, or the call was refused before
+    anything ran because no served tool has the name, every slot was busy, or the agent was
+    draining."""
+
+    EXECUTED = "executed"
+    ERROR = "error"
+    UNKNOWN_TOOL = "unknown_tool"
+    CAPACITY = "capacity"
+    DRAINING = "draining"
+
+
+@dataclass(frozen=True)
+class ServedCall:
+    """One tool call agent ``agent`` (this one) serves for a peer over a2a.
+
+    ``tool`` is the name the peer asked for; ``known`` says a served tool has it, else the name
+    is the peer's unvalidated input and reaches an attribute only. ``request`` is the request's
+    correlation tag. ``caller`` is what the transport vouches for about who called, and
+    ``caller_verified`` whether it vouches for anything; ``sender`` is the identity the message
+    claims, which proves nothing. ``traceparent`` is the caller's, from the request.
+    """
+
+    agent: str
+    tool: str
+    known: bool = True
+    request: str = ""
+    caller: str = ""
+    caller_verified: bool = False
+    sender: str = ""
+    traceparent: str = ""
 
 
 @dataclass(frozen=True)
@@ -220,6 +259,9 @@ class Span(Protocol):
         """How the run a root span covers ended: a journal terminal reason (``completed``,
         ``suspended``, ``error``, ``budget``, ``max_iterations``) or ``setup_failed``."""
 
+    def served(self, outcome: ServedToolOutcome) -> None:
+        """How the tool call a served span covers ended."""
+
     def fail(self, error: ErrorClass) -> None: ...
 
 
@@ -266,6 +308,9 @@ class _NoSpan:
         pass
 
     def terminal_reason(self, reason: str) -> None:
+        pass
+
+    def served(self, outcome: ServedToolOutcome) -> None:
         pass
 
     def fail(self, error: ErrorClass) -> None:
@@ -353,6 +398,13 @@ class Telemetry:
 
     def remote_tool(self, peer: str, tool: str) -> AbstractContextManager[Span]:
         """A call of the tool ``tool`` agent ``peer`` serves over a2a."""
+        return nullcontext(NO_SPAN)
+
+    def served_tool(self, call: ServedCall) -> AbstractContextManager[Span]:
+        """A tool call this agent serves for a peer over a2a: a server span continuing the
+        caller's trace (else the root of a trace of its own), opened before the call is
+        admitted, so a refused call is a span too, and ended by the server after the reply
+        went out. No metric: the tool metrics describe the calls this agent's model makes."""
         return nullcontext(NO_SPAN)
 
     def knowledge_search(self, top_k: int) -> AbstractContextManager[Span]:

@@ -48,6 +48,8 @@ from fisk_ai.telemetry.facade import (
     GENERIC_ERROR,
     Delivery,
     ErrorClass,
+    ServedCall,
+    ServedToolOutcome,
     Span,
     Telemetry,
     TelemetrySettings,
@@ -115,6 +117,10 @@ TOOL_CONFIRM_WAIT_MS = "fisk.tool.confirm_wait_ms"
 TOOL_REWRITTEN = "fisk.tool.rewritten"
 TOOL_RESUMED = "fisk.tool.resumed"
 TOOL_EXIT_CODE = "fisk.tool.exit_code"
+SERVED_REQUEST = "fisk.served.request"
+SERVED_CALLER = "fisk.served.caller"
+SERVED_CALLER_VERIFIED = "fisk.served.caller_verified"
+SERVED_SENDER = "fisk.served.sender"
 CONTENT_FROM_INDEX = "fisk.content.from_index"
 CONTENT_TRUNCATED = "fisk.content.truncated"
 CONTENT_DROPPED_MESSAGES = "fisk.content.dropped_messages"
@@ -256,6 +262,7 @@ class _LiveSpan:
         self.refusal = ""
         self.rewritten_to: tuple[str, str] | None = None
         self.terminal = ""
+        self.served_outcome = ""
         self._truncated: list[str] = []
         self._dropped_messages = 0
 
@@ -385,6 +392,9 @@ class _LiveSpan:
     def terminal_reason(self, reason: str) -> None:
         self.terminal = reason
         self._span.set_attribute(RUN_TERMINAL_REASON, reason)
+
+    def served(self, outcome: ServedToolOutcome) -> None:
+        self.served_outcome = outcome.value
 
     def fail(self, error: ErrorClass) -> None:
         self.error = error
@@ -796,6 +806,47 @@ class LiveTelemetry(Telemetry):
                 TOOL_REMOTE_AGENT: peer,
             },
         )
+
+    @contextmanager
+    def _served_tool(
+        self, name: str, attributes: dict[str, Attribute], traceparent: str
+    ) -> Iterator[Span]:
+        # Never a child of whatever happens to be current where the request was read: the
+        # caller's trace when it sent one that parses, else a root of its own.
+        context = self._propagator.extract({"traceparent": traceparent})
+        with self._span(name, SpanKind.SERVER, attributes, context) as span:
+            raised = True
+            try:
+                yield span
+                raised = False
+            finally:
+                # A call abandoned before its reply answered nothing, as a local one would.
+                outcome = span.served_outcome or (
+                    OUTCOME_UNANSWERED if raised else ServedToolOutcome.EXECUTED.value
+                )
+                span.set(TOOL_OUTCOME, outcome)
+
+    def served_tool(self, call: ServedCall) -> AbstractContextManager[Span]:
+        # Go's shape: no metric, since the tool duration histogram would then describe two
+        # populations, the calls this agent's model makes and the calls its peers make.
+        attributes: dict[str, Attribute] = {
+            gen_ai.GEN_AI_OPERATION_NAME: gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value,
+            gen_ai.GEN_AI_TOOL_TYPE: TOOL_TYPE_FUNCTION,
+            gen_ai.GEN_AI_AGENT_NAME: call.agent,
+            SERVED_REQUEST: call.request,
+            SERVED_CALLER_VERIFIED: call.caller_verified,
+        }
+        # A name no served tool has is the peer's unvalidated input: an attribute only.
+        if call.known:
+            attributes[gen_ai.GEN_AI_TOOL_NAME] = call.tool
+        elif call.tool:
+            attributes[TOOL_REQUESTED_NAME] = call.tool
+        if call.caller:
+            attributes[SERVED_CALLER] = call.caller
+        if call.sender:
+            attributes[SERVED_SENDER] = call.sender
+        span_name = f"execute_tool {call.tool}" if call.known else UNKNOWN_TOOL_SPAN
+        return self._served_tool(span_name, attributes, call.traceparent)
 
     def knowledge_search(self, top_k: int) -> AbstractContextManager[Span]:
         return self._span(

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from fisk_ai.llm.types import ResultImage, ToolDef
-from fisk_ai.tools.base import Outcome, Presentation
+from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation
+from fisk_ai.tools.prepared import PreparedCall, prepare_call
 
 __all__ = ["ImportedOutcome", "ImportedTool", "ResultImage"]
 
@@ -40,6 +41,10 @@ class ImportedTool:
         return self.description
 
     @property
+    def kind(self) -> Kind:
+        raise NotImplementedError
+
+    @property
     def presentation(self) -> Presentation:
         return Presentation.REMOTE
 
@@ -64,3 +69,16 @@ class ImportedTool:
 
     def definition(self, defer_loading: bool) -> ToolDef:
         return ToolDef(self.name, self.model_description, self.input_schema, defer_loading)
+
+    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
+        return await self.execute_prepared(prepare_call(self, arguments), deps)
+
+    async def execute_prepared(self, call: PreparedCall, deps: ExecDeps) -> Outcome:
+        """Send the call's checked arguments to whoever runs the tool."""
+        if call.problem is not None:
+            return Outcome(call.problem, is_error=True)
+        return await self.forward(call.arguments)
+
+    async def forward(self, arguments: Mapping[str, Any]) -> Outcome:
+        """The answer of the party that runs the tool."""
+        raise NotImplementedError

@@ -26,11 +26,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from fisk_ai.errors import FiskError
-from fisk_ai.tools.base import ExecDeps, ExecRecord, Kind, Outcome
+from fisk_ai.tools.base import ExecRecord, Kind, Outcome
 from fisk_ai.tools.imported import ImportedTool
 from fisk_ai.tools.selection import ToolFilter, is_selected
 from fisk_ai.tools.toolset import ToolCollisionError, ToolSource
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 
 __all__ = [
     "RemoteCall",
@@ -140,13 +139,9 @@ class RemoteTool(ImportedTool):
     def renamed(self, name: str) -> RemoteTool:
         return replace(self, name=name)
 
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
+    async def forward(self, arguments: Mapping[str, Any]) -> Outcome:
         try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        try:
-            reply = await self.call(self.remote_name, parsed)
+            reply = await self.call(self.remote_name, arguments)
         except RemoteCallFailed as exc:
             return Outcome(str(exc), is_error=True)
         return outcome_of(reply)

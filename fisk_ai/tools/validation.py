@@ -140,13 +140,24 @@ def argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     a command tool cannot build an argument vector from them (a NUL byte, an unknown property).
     Checked before any gate, so nobody approves a call that cannot run."""
     problem = validate_arguments(tool.name, tool.input_schema, arguments)
-    if problem is not None or not isinstance(tool, ShowsCommand):
+    if problem is not None:
         return problem
+    return rendered_argv(tool, arguments)[1]
+
+
+def rendered_argv(tool: Tool, arguments: Mapping[str, Any]) -> tuple[tuple[str, ...], str | None]:
+    """The argument vector a call to ``tool`` shows and runs after the application path, and
+    why it could not be built (the vector is then the bare command path). A tool that runs no
+    command has an empty vector."""
+    if not isinstance(tool, ShowsCommand):
+        return (), None
     try:
-        tool.argv(arguments)
+        return tuple(tool.argv(arguments)), None
     except ValueError as exc:
-        return f'building command line for "{tool.command_line}": {exc}'
-    return None
+        return (
+            tuple(tool.command_line.split()),
+            f'building command line for "{tool.command_line}": {exc}',
+        )
 
 
 def json_kind(value: object) -> str:

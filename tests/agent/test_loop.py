@@ -237,6 +237,37 @@ async def test_the_approval_carries_the_argument_vector_the_command_would_run(
     assert asked.argv == ("stream", "rm", "--", "prod; rm -rf /")
 
 
+async def test_a_rewritten_call_is_approved_and_run_as_one_argument_vector(
+    store: FileSessionStore, sink: RecordingSink, app_tools: tuple[Tool, ...]
+) -> None:
+    async def retarget(call: ToolUseBlock) -> PreToolDecision:
+        return Rewrite("stream_rm", '{"stream": "SCRATCH", "force": true}')
+
+    prompter = ScriptedPrompter([ApprovalChoice.ONCE])
+    provider = ScriptedProvider(
+        [calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("ok")]
+    )
+    async with make_runner(
+        provider=provider,
+        tools=toolset(*app_tools),
+        store=store,
+        events=sink,
+        prompter=prompter,
+        hooks=Hooks(pre_tool_use=(retarget,)),
+    ) as runner:
+        await runner.start("go")
+
+    [asked] = prompter.questions
+    assert isinstance(asked, ApprovalQuestion)
+    [traced] = [event for event in sink.events if isinstance(event, ToolCallEvent)]
+    [result] = [event for event in sink.events if isinstance(event, ToolResultEvent)]
+    ran = tuple(json.loads(result.output)["argv"])
+    assert asked.argv == ("stream", "rm", "--force", "--", "SCRATCH")
+    assert asked.display == "stream rm --force -- SCRATCH"
+    assert traced.command == asked.argv
+    assert ran == asked.argv
+
+
 async def test_a_confirm_tags_entry_gates_like_ai_confirm(
     store: FileSessionStore, sink: RecordingSink, app_tools: tuple[Tool, ...]
 ) -> None:

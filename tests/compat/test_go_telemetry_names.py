@@ -3,7 +3,7 @@ attributes a dashboard built on Go fisk-ai agents reads are all in what this bui
 
 The Go names are written down here from the Go fisk-ai's telemetry documentation (its Metrics
 and Attributes tables) and its advised bucket layouts; the run is a real agent turn exported to
-the OTLP receiver (docs/compatibility.md, Telemetry)."""
+the OTLP receiver, and the served call a real a2a tool call (docs/compatibility.md, Telemetry)."""
 
 from collections.abc import Iterator
 from dataclasses import replace
@@ -12,15 +12,19 @@ from typing import Any
 
 import pytest
 
+from fisk_ai.a2a.client import call_tool
+from fisk_ai.a2a.memory import MemoryBroker
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import Runner
 from fisk_ai.llm.types import Message, Response, Role, Usage
+from fisk_ai.serve.tools import ToolsOptions, ToolsServer
 from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.telemetry import TelemetrySettings, start
-from fisk_ai.tools.base import Kind
+from fisk_ai.tools.base import ExecDeps, ExecRecord, Kind, Outcome
 from tests.agent.conftest import SETTINGS, FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer, call
+from tests.patience import DEADLINE_DELTA
 from tests.telemetry.receiver import Receiver, attributes
 
 TURN_LABELS = {"gen_ai.agent.name", "fisk.run.terminal_reason", "fisk.run.interactive"}
@@ -89,6 +93,18 @@ GO_TOOL_ATTRIBUTES = {
     "fisk.tool.confirm_gated",
     "fisk.tool.rewritten",
     "fisk.tool.resumed",
+}
+# fisk.served.caller is left off, as Go leaves it off, when the transport vouches for nobody.
+GO_SERVED_TOOL_ATTRIBUTES = {
+    "gen_ai.operation.name",
+    "gen_ai.tool.type",
+    "gen_ai.tool.name",
+    "gen_ai.agent.name",
+    "fisk.served.request",
+    "fisk.served.caller_verified",
+    "fisk.served.sender",
+    "fisk.tool.outcome",
+    "fisk.tool.exit_code",
 }
 
 
@@ -188,3 +204,32 @@ def test_the_tool_span_carries_the_go_tool_attributes(exported: Receiver) -> Non
     assert set(attributes(tool)) >= GO_TOOL_ATTRIBUTES
     assert attributes(tool)["fisk.tool.arg_keys"] == ("stream",)
     assert attributes(tool)["gen_ai.tool.type"] == "function"
+
+
+async def ran_status(arguments: str, deps: ExecDeps) -> Outcome:
+    return Outcome("ok", exec=ExecRecord("status", 0))
+
+
+async def test_a_served_tool_call_carries_the_go_served_call_attributes() -> None:
+    receiver = Receiver()
+    receiver.start()
+    broker = MemoryBroker()
+    try:
+        telemetry = start(TelemetrySettings(enabled=True, endpoint=receiver.endpoint))
+        server = ToolsServer(
+            broker.connect(),
+            [FakeTool("status", ran_status, kind=Kind.APPLICATION)],
+            ToolsOptions(identity="ops", version="1.0.0", max_concurrent=1, tool_timeout=None),
+            telemetry=telemetry,
+        )
+        await server.start()
+        await call_tool(broker.connect(), "ops", "status", {}, request_timeout=DEADLINE_DELTA)
+        await server.close()
+        telemetry.shutdown()
+        (served,) = spans_named(receiver, "execute_tool ")
+    finally:
+        await broker.close()
+        receiver.stop()
+    assert served.name == "execute_tool status"
+    assert set(attributes(served)) >= GO_SERVED_TOOL_ATTRIBUTES
+    assert attributes(served)["gen_ai.tool.type"] == "function"

@@ -14,7 +14,7 @@ from fisk_ai.sessions import (
     register_backend,
     registered_backends,
 )
-from fisk_ai.sessions import store as store_module
+from fisk_ai.sessions import backends as backends_module
 
 
 @pytest.mark.parametrize("seq", [1, 4, 5])
@@ -50,7 +50,7 @@ def test_an_unknown_backend_names_the_key_and_the_choices() -> None:
 @pytest.fixture
 def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     registered_backends()
-    monkeypatch.setattr(store_module, "_backends", dict(store_module._backends))
+    monkeypatch.setattr(backends_module, "_backends", backends_module._backends.copy())
 
 
 @pytest.mark.usefixtures("scratch_registry")

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from fisk_ai.llm.types import ToolDef
-from fisk_ai.tools.base import Kind, Outcome, Presentation
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
+from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation
+from fisk_ai.tools.prepared import PreparedCall, prepare_call
+from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 
 __all__ = ["BuiltinTool", "TracedBuiltin"]
 
@@ -46,17 +47,18 @@ class BuiltinTool:
     def definition(self, defer_loading: bool) -> ToolDef:
         return ToolDef(self.name, self.model_description, self.input_schema, defer_loading=False)
 
-    def checked(self, arguments: str) -> Mapping[str, Any] | Outcome:
-        """The call's arguments, parsed and checked against the schema, or the error result
-        that says what is wrong with them."""
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        problem = validate_arguments(self.name, self.input_schema, parsed)
-        if problem is not None:
-            return Outcome(problem, is_error=True)
-        return parsed
+    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
+        return await self.execute_prepared(prepare_call(self, arguments), deps)
+
+    async def execute_prepared(self, call: PreparedCall, deps: ExecDeps) -> Outcome:
+        """Run the call's checked arguments, or answer with what is wrong with them."""
+        if call.problem is not None:
+            return Outcome(call.problem, is_error=True)
+        return await self.run(call.arguments, deps)
+
+    async def run(self, arguments: Mapping[str, Any], deps: ExecDeps) -> Outcome:
+        """Do the tool's work with arguments its schema accepts."""
+        raise NotImplementedError
 
 
 class TracedBuiltin(BuiltinTool):

@@ -82,15 +82,12 @@ class _AskHuman(BuiltinTool):
     def asks_operator(self) -> bool:
         return True
 
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        parsed = self.checked(arguments)
-        if isinstance(parsed, Outcome):
-            return parsed
-        question = shown_text(str(parsed.get("question", "")))
+    async def run(self, arguments: Mapping[str, Any], deps: ExecDeps) -> Outcome:
+        question = shown_text(str(arguments.get("question", "")))
         if not question:
             return Outcome(f'tool "{self.name}" needs a question that is not empty', is_error=True)
         try:
-            return await self._ask(question, parsed, deps.prompter)
+            return await self._ask(question, arguments, deps.prompter)
         except QuestionUnanswered:
             # The person may still answer, later and elsewhere: the call waits for them rather
             # than being asked again, and their answer becomes its result.

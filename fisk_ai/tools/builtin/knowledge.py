@@ -93,14 +93,11 @@ class _KnowledgeTool(TracedBuiltin):
     def confirm_trigger(self, confirm_tags: Sequence[str]) -> str | None:
         return None
 
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        parsed = self.checked(arguments)
-        if isinstance(parsed, Outcome):
-            return parsed
+    async def run(self, arguments: Mapping[str, Any], deps: ExecDeps) -> Outcome:
         from fisk_ai.knowledge.store import database_error
 
         try:
-            return await self._call(parsed)
+            return await self._call(arguments)
         except KnowledgeError as exc:
             return Outcome(f'tool "{self.name}": {exc}', is_error=True)
         except database_error() as exc:

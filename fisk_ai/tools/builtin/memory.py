@@ -72,12 +72,9 @@ class _MemoryTool(TracedBuiltin):
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        parsed = self.checked(arguments)
-        if isinstance(parsed, Outcome):
-            return parsed
+    async def run(self, arguments: Mapping[str, Any], deps: ExecDeps) -> Outcome:
         try:
-            return await self._call(parsed)
+            return await self._call(arguments)
         except MemoryStoreError as exc:
             # An invalid key or body, or a store that failed: the sentence says which.
             return Outcome(f'tool "{self.name}": {exc}', is_error=True)

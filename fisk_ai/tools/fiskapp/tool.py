@@ -14,8 +14,9 @@ from fisk_ai.tools.fiskapp.argv import ArgvError, render_argv
 from fisk_ai.tools.fiskapp.execute import run_command
 from fisk_ai.tools.fiskapp.model import CommandModel, FlagModel
 from fisk_ai.tools.gating import confirm_trigger
+from fisk_ai.tools.prepared import PreparedCall, prepare_call
 from fisk_ai.tools.tags import NO_DEFER, Behavior, inspect_tags
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments, validate_arguments
+from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 from fisk_ai.util.durations import format_duration
 
 
@@ -106,17 +107,13 @@ class FiskCommandTool:
             return self.command_line
 
     async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        problem = validate_arguments(self.name, self.input_schema, parsed)
-        if problem is not None:
-            return Outcome(problem, is_error=True)
-        try:
-            argv = self.argv(parsed)
-        except ArgvError as exc:
-            return Outcome(f'building command line for "{self.command_line}": {exc}', is_error=True)
+        return await self.execute_prepared(prepare_call(self, arguments), deps)
+
+    async def execute_prepared(self, call: PreparedCall, deps: ExecDeps) -> Outcome:
+        """Run the argument vector ``call`` was rendered to, the one its approval showed."""
+        if call.problem is not None:
+            return Outcome(call.problem, is_error=True)
+        argv = list(call.argv)
 
         environment = tool_environment(extra_secret_names=self.secret_env_names)
         if deps.work_dir is not None:

@@ -19,11 +19,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome
+from fisk_ai.tools.base import Kind, Outcome
 from fisk_ai.tools.fiskapp.execute import OUTPUT_LIMIT, TRUNCATION_MARKER, OutputCapture
 from fisk_ai.tools.imported import ImportedOutcome, ImportedTool, ResultImage
 from fisk_ai.tools.selection import ToolFilter, is_selected
-from fisk_ai.tools.validation import ArgumentsError, parse_arguments
 from fisk_ai.util.redact import REDACTED, redact_url
 
 __all__ = [
@@ -121,12 +120,8 @@ class McpTool(ImportedTool):
     def kind(self) -> Kind:
         return Kind.MCP
 
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        try:
-            parsed = parse_arguments(self.name, arguments)
-        except ArgumentsError as exc:
-            return Outcome(str(exc), is_error=True)
-        return await self.call(self.remote_name, parsed)
+    async def forward(self, arguments: Mapping[str, Any]) -> Outcome:
+        return await self.call(self.remote_name, arguments)
 
 
 @dataclass(frozen=True)

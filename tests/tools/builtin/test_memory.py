@@ -4,7 +4,6 @@ from typing import Any
 import pytest
 
 from fisk_ai.agent.events import ToolCallEvent
-from fisk_ai.agent.replay import call_command
 from fisk_ai.memory import Scope, using_scope
 from fisk_ai.presentation import tool_call_line
 from fisk_ai.tools.base import ExecDeps, Kind, Presentation, ShowsCommand, Tool
@@ -17,6 +16,7 @@ from fisk_ai.tools.builtin.memory import (
     memory_source,
     memory_tools,
 )
+from fisk_ai.tools.prepared import prepare_call
 from tests.fakes.memory import FakeMemoryStore
 
 DEPS = ExecDeps()
@@ -241,7 +241,8 @@ def test_a_call_is_traced_as_the_tool_and_its_key(
 ) -> None:
     instance = tool(store)
     assert isinstance(instance, ShowsCommand)
-    event = ToolCallEvent("c1", instance.name, arguments, call_command(instance, arguments))
+    prepared = prepare_call(instance, json.dumps(arguments), call_id="c1")
+    event = ToolCallEvent("c1", instance.name, prepared.arguments, prepared.argv)
 
     assert tool_call_line(event) == line
     assert instance.display(json.dumps(arguments)) == line.removeprefix("-> ")
