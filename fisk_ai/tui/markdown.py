@@ -76,7 +76,7 @@ class Alignment(enum.StrEnum):
 _ALIGNMENTS = {alignment.value: alignment for alignment in Alignment}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TableRow:
     """One row of a table: its source line and the pieces of each of its cells."""
 
@@ -85,7 +85,7 @@ class TableRow:
     header: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Table:
     """A table's cells and each column's alignment, laid out only once a width is known."""
 
@@ -97,7 +97,7 @@ class Table:
         return max((len(row.cells) for row in self.rows), default=0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MarkdownLine:
     """One source line as drawn: ``prefix`` leads its first row (a bullet, a quote bar),
     ``hanging`` leads the rows it wraps onto. ``line`` counts from the first line of the text;

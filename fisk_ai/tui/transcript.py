@@ -186,7 +186,7 @@ class RowKind(enum.StrEnum):
     BLANK = "blank"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Block:
     """A run of logical lines ``[start, end)`` in the transcript. The first ``header`` lines
     head the block, and the ``preview`` lines after them stay visible too when the block is
@@ -212,7 +212,7 @@ class Block:
         return self.end - self.start - self.kept
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     """One screen row: its text, how to style it, the block and logical line it belongs to.
     A row of markdown also carries its pieces with their emphasis; ``text`` is them joined."""
@@ -224,7 +224,7 @@ class Row:
     spans: tuple[Span, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Match:
     line: int
     block: int

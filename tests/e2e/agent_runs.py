@@ -129,11 +129,12 @@ def repeated_model_calls(requests: Sequence[Any]) -> list[int]:
 
 
 def start_fisk_mcp(home: Path, config: Path) -> tuple[subprocess.Popen[str], list[str]]:
-    """`fisk mcp --config CONFIG` started in ``home``, and its banner up to the line that tells
-    Claude Code where it serves (the URL is that line's last word). A server that ends before
-    serving fails the test with what it wrote to stderr."""
+    """`fisk mcp --config CONFIG` started in ``home`` on a port the system picks (a config's
+    ``port: 0`` means the default, 8080, which another test may hold), and its banner up to the
+    line that tells Claude Code where it serves (the URL is that line's last word). A server
+    that ends before serving fails the test with what it wrote to stderr."""
     process = subprocess.Popen(
-        [str(FISK), "mcp", "--config", str(config)],
+        [str(FISK), "mcp", "--config", str(config), "--port", "0"],
         cwd=home,
         env=fisk_environment(home),
         stdin=subprocess.DEVNULL,

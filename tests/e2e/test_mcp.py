@@ -146,7 +146,7 @@ def test_fisk_mcp_serves_lists_calls_and_drains_on_interrupt(tmp_path: Path) -> 
         ),
     )
     config = write_config(
-        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
+        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      address: 127.0.0.1\n"
     )
     process, banner = start_fisk_mcp(tmp_path, config)
     try:
@@ -179,7 +179,7 @@ def test_a_client_configured_as_the_go_docs_write_it_is_served(tmp_path: Path) -
         tmp_path, application("ops", commands=[command("status", "Health", tags=["ai:read_only"])])
     )
     config = write_config(
-        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
+        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      address: 127.0.0.1\n"
     )
     process, banner = start_fisk_mcp(tmp_path, config)
     try:

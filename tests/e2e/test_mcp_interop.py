@@ -51,7 +51,7 @@ def test_the_inspector_lists_and_calls_fisk_mcp(tmp_path: Path) -> None:
         application("ops", commands=[command("status", "Health", tags=["ai:read_only"])]),
     )
     config = write_config(
-        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      port: 0\n"
+        tmp_path, application=app, extra="expose:\n  agent:\n    mcp:\n      address: 127.0.0.1\n"
     )
     process, banner = start_fisk_mcp(tmp_path, config)
     try:

@@ -43,6 +43,7 @@ import argparse
 import json
 import signal
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -222,6 +223,7 @@ class FakeMessagesAPI:
         """The requests answered with a stream, by number: the turn that shapes it."""
         self._pauses: dict[int, tuple[int, threading.Event]] = {}
         self._sent: dict[int, int] = {}
+        self._first_text: dict[int, float] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll keeps stop() quick: shutdown waits for the serving loop's next look.
@@ -262,6 +264,12 @@ class FakeMessagesAPI:
         """How many events the stream answering request ``request_number`` has written."""
         with self._lock:
             return self._sent.get(request_number, 0)
+
+    def first_text_at(self, request_number: int) -> float | None:
+        """When (``time.monotonic``) the stream answering request ``request_number`` wrote its
+        first piece of text, for benchmarks timing what a reader makes of it."""
+        with self._lock:
+            return self._first_text.get(request_number)
 
     def log_to(self, path: Path) -> None:
         self._log = path.open("a", encoding="utf-8")
@@ -421,6 +429,8 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 self._event(name, data)
                 with api._lock:
                     api._sent[number] = written + 1
+                    if data.get("delta", {}).get("type") == "text_delta":
+                        api._first_text.setdefault(number, time.monotonic())
                 if delay:
                     pacer.wait(delay)
             self.wfile.write(b"0\r\n\r\n")
