@@ -17,7 +17,7 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from fisk_ai.errors import FiskError
+from fisk_ai.util.listening import listening_socket
 
 if TYPE_CHECKING:
     from fisk_ai.mcpserver.serving import ToolCalls
@@ -32,32 +32,12 @@ STOPPED_LINE = "MCP server stopped"
 
 def bind(address: str, port: int) -> socket.socket:
     """A listening socket on ``address``:``port``, or an error naming the flags to change."""
-    try:
-        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise FiskError(
-            f"cannot listen on address {address}: {exc.strerror}; change --address "
-            "(or FISK_AI_MCP_ADDRESS, expose.agent.mcp.address)"
-        ) from None
-    family, kind, _, _, where = infos[0]
-    # Named as TCP, not left 0: asyncio turns Nagle off on an accepted connection only when the
-    # listening socket says IPPROTO_TCP, and the option set here is inherited by every accepted
-    # connection besides. With Nagle on, uvicorn's separate header and body writes wait out the
-    # client's delayed ACK, some 40 ms a call.
-    sock = socket.socket(family, kind, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind(where)
-    except OSError as exc:
-        sock.close()
-        raise FiskError(
-            f"cannot listen on {address} port {port}: {exc.strerror or exc}; change --port "
-            "(or FISK_AI_MCP_PORT, expose.agent.mcp.port)"
-        ) from None
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
+    return listening_socket(
+        address,
+        port,
+        address_setting="--address (or FISK_AI_MCP_ADDRESS, expose.agent.mcp.address)",
+        port_setting="--port (or FISK_AI_MCP_PORT, expose.agent.mcp.port)",
+    )
 
 
 def endpoint_url(sock: socket.socket) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.errors import FiskError
+from fisk_ai.util.listening import listening_socket
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.transport import Transport
@@ -92,7 +93,12 @@ async def serve_a2a_http(
     token = _token(http, os.environ if environ is None else environ)
     if not token and not is_loopback_address(http.address):
         warn(unauthenticated_warning(http.address))
-    sock = _bind(http.address, http.port)
+    sock = listening_socket(
+        http.address,
+        http.port,
+        address_setting="expose.agent.a2a_http.address",
+        port_setting="expose.agent.a2a_http.port",
+    )
     try:
         listening = _listening_url(sock)
         url = http.public_url or listening
@@ -153,33 +159,6 @@ def _token(http: A2aHttpExposure, environ: Mapping[str, str]) -> str:
             "export the bearer token callers must send before starting fisk serve"
         )
     return token
-
-
-def _bind(address: str, port: int) -> socket.socket:
-    """A listening socket on ``address``:``port``, or an error naming the keys to change."""
-    try:
-        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise FiskError(
-            f"cannot listen on address {address}: {exc.strerror}; change "
-            "expose.agent.a2a_http.address"
-        ) from None
-    family, kind, _, _, where = infos[0]
-    sock = socket.socket(family, kind, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # Inherited by every accepted connection: the SSE pieces go out as they are written.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind(where)
-    except OSError as exc:
-        sock.close()
-        raise FiskError(
-            f"cannot listen on {address} port {port}: {exc.strerror or exc}; change "
-            "expose.agent.a2a_http.port"
-        ) from None
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
 
 
 def _listening_url(sock: socket.socket) -> str:
