@@ -33,6 +33,7 @@ from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.conversation import AgentConversation
+    from fisk_ai.sessions import SessionStore
     from fisk_ai.telemetry import Delivery
     from fisk_ai.tools.questions import Answer, Question
 
@@ -88,6 +89,9 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
         options, events=surface, prompter_for=terminal_prompter, warn=stderr_line
     ) as hosted:
         conversation, reporter = hosted.conversation, hosted.reporter
+        if options.resume and hosted.store is not None:
+            resuming = _command_of(resume_hint(options.resume, hosted.resume_flags))
+            await _refuse_a_conversation_between_turns(hosted.store, options.resume, resuming)
         reporter.report(PaneState.WORKING)
         turn = asyncio.ensure_future(
             conversation.resume(options.resume, force=options.force)
@@ -140,6 +144,26 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
         pending=pending,
         resume_command=_command_of(hint) if resumable(result.outcome) else "",
     )
+
+
+async def _refuse_a_conversation_between_turns(
+    store: SessionStore, session_id: str, resuming: str
+) -> None:
+    """A conversation resting between turns takes its next prompt from the chat bar only; a
+    line-mode resume of it would answer nothing and print the last answer again. ``resuming``
+    is the command that continues it on a terminal."""
+    from fisk_ai.errors import FiskError
+    from fisk_ai.sessions import SessionError, fold
+
+    try:
+        stored = fold(await store.read(session_id))
+    except (SessionError, FiskError):
+        return  # The resume itself says what is wrong with it.
+    if stored.between_turns:
+        raise FiskError(
+            f"conversation {session_id} is waiting for its next prompt, which only the full "
+            f"screen takes; continue it on a terminal without --no-tui: {resuming}"
+        )
 
 
 def _answer_on_screen(lines: LineSurface, answer: str) -> bool:

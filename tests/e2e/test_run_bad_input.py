@@ -183,3 +183,22 @@ def test_bad_base_url_names_the_flag(base_url: str, tmp_path: Path) -> None:
     )
     line = one_line_error(refused, "--base-url")
     assert "secret" not in line
+
+
+def test_a_line_mode_resume_of_a_conversation_between_turns_points_to_the_full_screen(
+    tmp_path: Path,
+) -> None:
+    async def write() -> None:
+        journal = await FileSessionStore(tmp_path / "sessions").create(SESSION, meta(SESSION))
+        await journal.append(turn(1, text="First answer."))
+        # A chat conversation rests this way once its turn is answered.
+        await journal.append(Terminal(TerminalReason.SUSPENDED))
+        await journal.close()
+
+    asyncio.run(write())
+    with FakeMessagesAPI() as api:
+        refused = run_against_fake(tmp_path, "--resume", SESSION, api=api)
+    line = one_line_error(refused, f"conversation {SESSION} is waiting for its next prompt")
+    assert line.endswith(f"--resume {SESSION}")
+    assert "without --no-tui: fisk run --config " in line
+    assert api.requests == []
