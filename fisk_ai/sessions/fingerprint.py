@@ -182,8 +182,9 @@ def resume_gate(
     """Decide whether a conversation fingerprinted as ``stored`` may continue under ``current``.
 
     A changed provider is refused outright. Any other change is refused unless ``force``, with
-    ``advice`` saying what to do; a resume across a changed tool set forgets the standing
-    grants, since they approved tools that may no longer be the same. A served
+    ``advice`` saying what to do; a resume forced across a change, or going on across a changed
+    tool set, forgets the standing grants, since they approved calls under a configuration that
+    is no longer the one asking. A served
     ``conversation`` goes on across a changed tool set or budget without being forced: its
     turns arrive from callers over the life of a deployment, and its allowance is the lowest
     of the budgets it was given (see Runner).
@@ -204,12 +205,15 @@ def resume_gate(
             f"be resumed with {_shown(current.provider)}{never} ({listed})"
         )
     passing = _PASSING_IN_A_CONVERSATION if conversation else frozenset[ChangeClass]()
-    if not force and any(change.change_class not in passing for change in changes):
+    needs_force = any(change.change_class not in passing for change in changes)
+    if not force and needs_force:
         raise ResumeRefused(
             f"the agent configuration changed since the session started ({listed}); {advice}"
         )
     return ResumeDecision(
-        drop_standing_grants=any(change.change_class is ChangeClass.TOOLS for change in changes),
+        # What was approved was approved for the configuration it was asked under.
+        drop_standing_grants=needs_force
+        or any(change.change_class is ChangeClass.TOOLS for change in changes),
         changes=tuple(change.description for change in changes),
     )
 

@@ -188,10 +188,10 @@ def test_a_changed_budget_is_refused_without_force() -> None:
         resume_gate(computed(), computed(max_iterations=10), force=False)
 
 
-def test_forcing_past_a_blocking_change_keeps_the_grants() -> None:
+def test_forcing_past_a_changed_model_drops_the_standing_grants() -> None:
     decision = resume_gate(computed(), computed(model="claude-opus"), force=True)
 
-    assert decision == ResumeDecision(False, ("model: claude-sonnet -> claude-opus",))
+    assert decision == ResumeDecision(True, ("model: claude-sonnet -> claude-opus",))
 
 
 def test_forcing_past_a_changed_tool_set_drops_the_standing_grants() -> None:
@@ -257,3 +257,9 @@ def test_a_conversation_keeps_the_lowest_allowance_it_was_given(
     configured: int, stored: int, allowance: int
 ) -> None:
     assert conversation_allowance(configured, computed(max_tokens=stored)) == allowance
+
+
+def test_forcing_past_a_changed_system_prompt_drops_the_standing_grants() -> None:
+    decision = resume_gate(computed(), computed(system=("You operate Kafka.",)), force=True)
+
+    assert decision.drop_standing_grants is True
