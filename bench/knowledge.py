@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from fisk_ai.knowledge.access import KnowledgeIndex, wanted_manifest
-from fisk_ai.knowledge.chunking import chunk_text
+from fisk_ai.knowledge.chunking import split_into_chunks
 from fisk_ai.knowledge.embeddings import Embedder
 from fisk_ai.knowledge.indexing import index_files, vector_embed, walk
 from fisk_ai.knowledge.search import search
@@ -104,7 +104,7 @@ def bare_insert(directory: Path, files: list[Path]) -> tuple[float, int]:
     the inserts (and the FTS triggers) are timed."""
     rows: list[tuple[int, str, int, str]] = []
     for document, path in enumerate(files, 1):
-        chunked = chunk_text(path.read_text())
+        chunked = split_into_chunks(path.read_text())
         rows += [
             (document, chunk.heading_path, ordinal, chunk.body)
             for ordinal, chunk in enumerate(chunked.chunks)
@@ -331,7 +331,7 @@ def measure_local_embedder(texts: int, queries: list[str]) -> None:
     chunks = [
         document_input("", chunk.heading_path, chunk.body)
         for path in sorted((REPO_ROOT / "docs").glob("*.md"))
-        for chunk in chunk_text(path.read_text()).chunks
+        for chunk in split_into_chunks(path.read_text()).chunks
     ][:texts]
     embedder = LocalEmbedder(settings)
     started = time.perf_counter()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-__all__ = ["PACK_BYTES", "SPLIT_BYTES", "WHITE_SPACE", "Chunk", "Chunked", "chunk_text"]
+__all__ = ["PACK_BYTES", "SPLIT_BYTES", "WHITE_SPACE", "Chunk", "Chunked", "split_into_chunks"]
 
 PACK_BYTES = 1200
 SPLIT_BYTES = 1500
@@ -153,7 +153,7 @@ def _paragraph_end(lines: list[str], start: int) -> int:
     return index
 
 
-def chunk_text(text: str) -> Chunked:
+def split_into_chunks(text: str) -> Chunked:
     """Chunk one file's text."""
     lines = text.replace("\r\n", "\n").split("\n")
     chunks: list[Chunk] = []

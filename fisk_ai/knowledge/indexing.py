@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fisk_ai import telemetry
-from fisk_ai.knowledge.chunking import chunk_text
+from fisk_ai.knowledge.chunking import split_into_chunks
 from fisk_ai.knowledge.errors import KnowledgeError
 from fisk_ai.knowledge.store import KnowledgeWriter, NewChunk, StoredDocument
 
@@ -257,7 +257,7 @@ def index_files(
             report.skipped += 1
             report.chunks += previous.chunks
             continue
-        chunked = chunk_text(text)
+        chunked = split_into_chunks(text)
         report.chunks += len(chunked.chunks)
         if previous is None:
             report.added += 1

@@ -33,7 +33,7 @@ LEAVE_ARMED = "press Ctrl-C again to leave (or Ctrl-D)"
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ScreenEnding:
     """How the full-screen run ended, for the lines reprinted after it."""
 
     session_id: str
@@ -130,7 +130,7 @@ class FiskApp(App[None]):
         self.run_screen.clear_screen()
 
     @property
-    def outcome(self) -> Outcome:
+    def outcome(self) -> ScreenEnding:
         screen = self.run_screen
         state = screen.run_state
         if state is RunState.AWAITING_INPUT and screen.last_result is not None:
@@ -150,7 +150,7 @@ class FiskApp(App[None]):
                 llm_calls=counters.model_calls,
                 tool_calls=counters.tool_calls,
             )
-        return Outcome(
+        return ScreenEnding(
             session_id=self.bridge.session_id or (result.session_id if result else ""),
             result=result,
             answer=screen.last_answer,

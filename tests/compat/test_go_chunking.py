@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from fisk_ai.knowledge.chunking import chunk_text
+from fisk_ai.knowledge.chunking import split_into_chunks
 
 DATA = Path(__file__).parent / "data"
 
 
 def bodies(text: str) -> list[tuple[str, str]]:
-    return [(chunk.heading_path, chunk.body) for chunk in chunk_text(text).chunks]
+    return [(chunk.heading_path, chunk.body) for chunk in split_into_chunks(text).chunks]
 
 
 def paragraph(size: int, letter: str = "a") -> str:
@@ -27,7 +27,7 @@ def paragraph(size: int, letter: str = "a") -> str:
 
 
 def test_the_breadcrumb_stays_out_of_the_body() -> None:
-    chunked = chunk_text(
+    chunked = split_into_chunks(
         "# Design\n\n## Backpressure\n\nThe buffer fills and producers slow down.\n"
     )
 
@@ -38,7 +38,7 @@ def test_the_breadcrumb_stays_out_of_the_body() -> None:
 
 def test_an_oversized_fence_is_one_chunk_that_opens_and_closes() -> None:
     fence = "```go\n" + "line of code that is fairly long to push past the target size\n" * 200
-    chunks = chunk_text(f"# Code\n\n{fence}```\n").chunks
+    chunks = split_into_chunks(f"# Code\n\n{fence}```\n").chunks
 
     fenced = [chunk.body for chunk in chunks if "```go" in chunk.body]
     assert len(fenced) == 1
@@ -46,13 +46,13 @@ def test_an_oversized_fence_is_one_chunk_that_opens_and_closes() -> None:
 
 
 def test_a_hash_inside_a_fence_is_not_a_heading() -> None:
-    chunks = chunk_text("# Real\n\n```\n# not a heading\n```\n\nbody\n").chunks
+    chunks = split_into_chunks("# Real\n\n```\n# not a heading\n```\n\nbody\n").chunks
 
     assert {chunk.heading_path for chunk in chunks} == {"Real"}
 
 
 def test_the_title_is_the_first_heading() -> None:
-    chunked = chunk_text("# Top\n\nintro paragraph\n\n## A\n\nalpha\n\n## B\n\nbravo\n")
+    chunked = split_into_chunks("# Top\n\nintro paragraph\n\n## A\n\nalpha\n\n## B\n\nbravo\n")
 
     assert chunked.title == "Top"
     assert [chunk.heading_path for chunk in chunked.chunks] == ["Top", "Top > A", "Top > B"]
@@ -60,7 +60,7 @@ def test_the_title_is_the_first_heading() -> None:
 
 @pytest.mark.parametrize("text", ["", "   \n\n  \n"])
 def test_empty_or_blank_text_has_no_chunks(text: str) -> None:
-    assert chunk_text(text).chunks == ()
+    assert split_into_chunks(text).chunks == ()
 
 
 def test_trailing_hashes_are_part_of_the_heading_text() -> None:
@@ -135,7 +135,7 @@ def test_an_upstream_page_chunks_as_the_go_build_chunks_it(
     page: str, title: str, sizes: list[int]
 ) -> None:
     text = (DATA / page).read_bytes().decode("utf-8")
-    chunked = chunk_text(text)
+    chunked = split_into_chunks(text)
 
     assert chunked.title == title
     # The counts (28 and 45) are the Go build's; the byte sizes pin each chunk, hard-split
@@ -148,7 +148,7 @@ def test_a_cut_inside_a_character_moves_back_to_its_first_byte() -> None:
     # the next slice still starts the second 1200 bytes of Go's grid, with the whole sign.
     text = "é" + "€" * 600
 
-    chunks = chunk_text(text).chunks
+    chunks = split_into_chunks(text).chunks
 
     assert [len(chunk.body.encode()) for chunk in chunks] == [1199, 603]
     assert "".join(chunk.body for chunk in chunks) == text
