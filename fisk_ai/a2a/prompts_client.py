@@ -140,6 +140,9 @@ class TurnOptions:
     """Who answers the run's questions; nobody (every question refused) when None."""
     on_ack: Callable[[Ack], None] | None = None
     """Gets the ack, which carries the conversation token for a later turn."""
+    traceparent: str = ""
+    """A remote caller's W3C ``traceparent`` the turn continues, instead of the trace current
+    here; it goes out as it is when this process exports nothing."""
 
 
 class PromptsClient:
@@ -258,9 +261,12 @@ class PromptsClient:
         """Send ``message`` on the agent's task subject and read its reply set to the end."""
         # The kind is the protocol id's last word: prompt, resume, answer, read.
         kind = message.protocol.rsplit(".", 1)[-1]
-        with telemetry.current().remote_agent(self._identity, kind):
+        with telemetry.current().remote_agent(
+            self._identity, kind, traceparent=options.traceparent
+        ):
             # Stamped inside the span, so the agent's run hangs off this call.
-            traced = message.model_copy(update={"traceparent": current_traceparent() or None})
+            stamp = current_traceparent() or options.traceparent or None
+            traced = message.model_copy(update={"traceparent": stamp})
             return await self._exchange_traced(traced, options)
 
     async def _exchange_traced(self, message: _Request, options: TurnOptions) -> Terminal:

@@ -24,6 +24,7 @@ from fisk_ai.telemetry.facade import (
     exporter_note,
     exporter_variables_set,
     off_switch,
+    parsed_traceparent,
     start,
     turn_trace,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "exporter_note",
     "exporter_variables_set",
     "off_switch",
+    "parsed_traceparent",
     "start",
     "turn_trace",
 ]

@@ -44,6 +44,7 @@ __all__ = [
     "exporter_note",
     "exporter_variables_set",
     "off_switch",
+    "parsed_traceparent",
     "start",
     "turn_trace",
 ]
@@ -195,12 +196,18 @@ def current_traceparent() -> str:
     return text
 
 
+def parsed_traceparent(text: str) -> str:
+    """``text`` as a W3C ``traceparent`` a caller sent (an HTTP header, an environment
+    variable), normalized; empty when it is not one."""
+    normalized = text.strip().lower()
+    return normalized if _TRACEPARENT.fullmatch(normalized) else ""
+
+
 def environment_traceparent() -> str:
     """The ``TRACEPARENT`` variable a process started inside a trace was given (the
     specification's environment carrier), for a command that exports nothing itself; empty when
     unset or malformed."""
-    text = os.environ.get(TRACEPARENT_VARIABLE, "").strip().lower()
-    return text if _TRACEPARENT.fullmatch(text) else ""
+    return parsed_traceparent(os.environ.get(TRACEPARENT_VARIABLE, ""))
 
 
 class Span(Protocol):
@@ -391,9 +398,12 @@ class Telemetry:
         ``traceparent``, from the request's ``_meta``, else a trace of its own)."""
         return nullcontext(NO_SPAN)
 
-    def remote_agent(self, peer: str, request: str) -> AbstractContextManager[Span]:
+    def remote_agent(
+        self, peer: str, request: str, *, traceparent: str = ""
+    ) -> AbstractContextManager[Span]:
         """An a2a request of kind ``request`` (prompt, resume, answer, read) to agent ``peer``,
-        covering its whole reply set; a message sent inside it carries its traceparent."""
+        covering its whole reply set; a message sent inside it carries its traceparent. A
+        ``traceparent`` from a remote caller is its parent, else the span current here."""
         return nullcontext(NO_SPAN)
 
     def remote_tool(self, peer: str, tool: str) -> AbstractContextManager[Span]:

@@ -535,6 +535,11 @@ class LiveTelemetry(Telemetry):
                     live.fail(GENERIC_ERROR)
                 raise
 
+    def _remote_parent(self, traceparent: str) -> Context | None:
+        """The context of a caller's ``traceparent`` to open a span under; None, the span
+        current here, when there is none."""
+        return self._propagator.extract({"traceparent": traceparent}) if traceparent else None
+
     def startup(self, agent: str) -> None:
         if self._startup is not None:
             return
@@ -567,7 +572,7 @@ class LiveTelemetry(Telemetry):
         self, agent: str, traceparent: str, interactive: bool, resumed: bool
     ) -> Iterator[Span]:
         self.ready()
-        context = self._propagator.extract({"traceparent": traceparent}) if traceparent else None
+        context = self._remote_parent(traceparent)
         began = time.perf_counter()
         with self._span(
             f"invoke_agent {agent}" if agent else "invoke_agent",
@@ -779,10 +784,13 @@ class LiveTelemetry(Telemetry):
         if server:
             attributes["fisk.mcp.server"] = server
         kind = SpanKind.SERVER if served else SpanKind.CLIENT
-        context = self._propagator.extract({"traceparent": traceparent}) if traceparent else None
+        context = self._remote_parent(traceparent)
         return self._span(f"{method} {tool}", kind, attributes, context)
 
-    def remote_agent(self, peer: str, request: str) -> AbstractContextManager[Span]:
+    def remote_agent(
+        self, peer: str, request: str, *, traceparent: str = ""
+    ) -> AbstractContextManager[Span]:
+        context = self._remote_parent(traceparent)
         return self._span(
             f"invoke_agent {peer}",
             SpanKind.CLIENT,
@@ -791,6 +799,7 @@ class LiveTelemetry(Telemetry):
                 gen_ai.GEN_AI_AGENT_NAME: peer,
                 "fisk.a2a.request": request,
             },
+            context,
         )
 
     def remote_tool(self, peer: str, tool: str) -> AbstractContextManager[Span]:

@@ -4,7 +4,8 @@ An A2A task is one turn of a fisk conversation, asked of the prompts channel wit
 ``PromptsClient`` any peer uses, on the worker's own NATS connection: the run takes a slot of
 that channel, is journaled under a conversation token, drains with it, and is the same agent.
 The A2A ``contextId`` stands for the conversation: the token the first turn's ack carries is
-kept against it, and every later message in that context continues the conversation.
+kept against it, and every later message in that context continues the conversation. A task
+opened by a request carrying a W3C ``traceparent`` header is part of that caller's trace.
 
 The turn runs in a task of its own, because it outlives the SDK's ``execute`` call whenever it
 asks a question: ``execute`` then reports ``input-required`` with the question and returns, and
@@ -34,6 +35,7 @@ from fisk_ai.a2a.prompts_client import PromptsClient, Terminal, TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
 from fisk_ai.agent.events import TextDeltaEvent
 from fisk_ai.serve.a2a_http.questions import answer_from_text, question_text
+from fisk_ai.telemetry import parsed_traceparent
 from fisk_ai.tools.questions import Answer, Question, QuestionInterrupted
 from fisk_ai.util.ids import new_ksuid
 
@@ -124,7 +126,7 @@ class PromptsExecutor(AgentExecutor):
             if not text.strip():
                 await updater.reject(_agent_message(updater, _NO_TEXT))
                 return
-            turn = self._start(task_id, context_id, text)
+            turn = self._start(task_id, context_id, text, _caller_traceparent(context))
         elif turn.waiting is not None:
             asked, turn.waiting = turn.waiting, None
             if not asked.answer.done():
@@ -150,17 +152,17 @@ class PromptsExecutor(AgentExecutor):
         await asyncio.gather(*running, return_exceptions=True)
         self._turns.clear()
 
-    def _start(self, task_id: str, context_id: str, text: str) -> _Turn:
+    def _start(self, task_id: str, context_id: str, text: str, traceparent: str) -> _Turn:
         turn = _Turn(request=new_ksuid())
         self._turns[task_id] = turn
         running = asyncio.get_running_loop().create_task(
-            self._run(turn, context_id, text), name=f"a2a-http task {task_id}"
+            self._run(turn, context_id, text, traceparent), name=f"a2a-http task {task_id}"
         )
         self._running.add(running)
         running.add_done_callback(self._running.discard)
         return turn
 
-    async def _run(self, turn: _Turn, context_id: str, text: str) -> None:
+    async def _run(self, turn: _Turn, context_id: str, text: str, traceparent: str) -> None:
         def keep_token(ack: Ack) -> None:
             if ack.accepted and ack.conversation_token:
                 self._tokens[context_id] = ack.conversation_token
@@ -176,6 +178,7 @@ class PromptsExecutor(AgentExecutor):
             on_event=on_event,
             on_ack=keep_token,
             prompter=_CallerPrompter(turn, self._question_window),
+            traceparent=traceparent,
         )
         try:
             terminal = await self._client.ask(
@@ -243,6 +246,13 @@ class PromptsExecutor(AgentExecutor):
                 await updater.failed(_agent_message(updater, terminal.error))
             case None:
                 await updater.failed(_agent_message(updater, failure))
+
+
+def _caller_traceparent(context: RequestContext) -> str:
+    """The W3C ``traceparent`` header of the HTTP request that opened the task; empty when it
+    sent none or a malformed one. The SDK's context builder keeps the headers, lower-cased."""
+    headers = context.call_context.state.get("headers") or {}
+    return parsed_traceparent(str(headers.get("traceparent", "")))
 
 
 def _agent_message(updater: TaskUpdater, text: str) -> Message:
