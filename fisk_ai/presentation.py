@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -180,9 +181,38 @@ def summary_line(summary: RunSummary, *, verbose: bool = False) -> str:
     return " ".join(parts)
 
 
+DEFAULT_AGENT_CONFIG = "agent.yaml"
+"""The configuration ``fisk run`` reads when no --config names one."""
+
+
+def resume_flags(
+    *, config: str, state_dir: str | None = None, nats_context: str = "", identity: str = ""
+) -> str:
+    """The flags of a run that a resume needs again to reach the same conversation: a
+    configuration or a journal directory other than the default, and a remote agent's
+    context and identity. Each value is quoted as a shell reads it, so the hint runs as
+    printed."""
+    flags: list[str] = []
+    if nats_context:
+        flags += ["--nats-context", nats_context]
+    if identity:
+        flags += ["--identity", identity]
+    if config != DEFAULT_AGENT_CONFIG:
+        flags += ["--config", config]
+    if state_dir:
+        flags += ["--state-dir", state_dir]
+    return shlex.join(flags)
+
+
+def resume_command(session: str, flags: str = "") -> str:
+    """The command that continues ``session``; ``flags`` are what ``resume_flags`` gave for
+    the run that left it."""
+    return f"fisk run {flags + ' ' if flags else ''}--resume {session}"
+
+
 def resume_hint(session: str, flags: str = "") -> str:
-    """How to continue ``session``; ``flags`` are the ones that reach its agent (client mode)."""
-    return f"resume with: fisk run {flags + ' ' if flags else ''}--resume {session}"
+    """The line a surface prints when ``session`` can be continued."""
+    return f"resume with: {resume_command(session, flags)}"
 
 
 class SessionState(enum.Enum):

@@ -205,9 +205,12 @@ def run_answer(args: argparse.Namespace) -> int:
             screen=screen,
         )
     )
+    from fisk_ai.presentation import DEFAULT_AGENT_CONFIG, resume_command, resume_flags
+
+    flags = resume_flags(config=args.config or DEFAULT_AGENT_CONFIG, state_dir=args.state_dir)
     print(
         f"Answered {args.call_id} in session {args.session_id}; continue it with: "
-        f"fisk run --resume {args.session_id}"
+        f"{resume_command(args.session_id, flags)}"
     )
     return 0
 

@@ -27,7 +27,7 @@ from fisk_ai.lineui.output import JsonRun, OutputFormat, Pending, pending_of
 from fisk_ai.lineui.prompter import InputClosed, TerminalPrompter
 from fisk_ai.lineui.surface import LineSurface, StreamingLineSurface, write_answer
 from fisk_ai.multiplex import PaneState, Reporter
-from fisk_ai.presentation import RunSummary, resume_hint, summary_line
+from fisk_ai.presentation import RunSummary, resume_command, resume_hint, summary_line
 from fisk_ai.serve.hosted import RunOptions, hosted_run
 from fisk_ai.util.sanitize import single_line
 
@@ -90,7 +90,7 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
     ) as hosted:
         conversation, reporter = hosted.conversation, hosted.reporter
         if options.resume and hosted.store is not None:
-            resuming = _command_of(resume_hint(options.resume, hosted.resume_flags))
+            resuming = resume_command(options.resume, hosted.resume_flags)
             await _refuse_a_conversation_between_turns(hosted.store, options.resume, resuming)
         reporter.report(PaneState.WORKING)
         turn = asyncio.ensure_future(
@@ -113,7 +113,9 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
                     None,
                     session_id=conversation.handle,
                     model=hosted.model,
-                    resume_command=_command_of(hint) if conversation.handle else "",
+                    resume_command=resume_command(conversation.handle, hosted.resume_flags)
+                    if conversation.handle
+                    else "",
                 )
             finally:
                 reporter.report(PaneState.IDLE)
@@ -142,7 +144,9 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
         session_id=result.session_id,
         model=hosted.model,
         pending=pending,
-        resume_command=_command_of(hint) if resumable(result.outcome) else "",
+        resume_command=resume_command(result.session_id, hosted.resume_flags)
+        if resumable(result.outcome)
+        else "",
     )
 
 
@@ -182,11 +186,6 @@ def _same_terminal(one: TextIO, other: TextIO) -> bool:
         )
     except (OSError, ValueError):
         return False
-
-
-def _command_of(hint: str) -> str:
-    """The command a resume hint names, without its words for a reader."""
-    return hint.removeprefix("resume with: ")
 
 
 def print_summary(

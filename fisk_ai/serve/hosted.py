@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from fisk_ai.errors import FiskError
 from fisk_ai.multiplex import Reporter, detect
+from fisk_ai.presentation import resume_flags
 from fisk_ai.serve.local import RunOptions, TelemetryReport
 from fisk_ai.util.sanitize import single_line
 
@@ -44,7 +45,7 @@ class HostedRun:
     model: str
     """The model the summary names: "" for a remote agent, whose model is its own business."""
     resume_flags: str = ""
-    """The flags that reach the agent again, for the resume hint (client mode only)."""
+    """What ``presentation.resume_flags`` gave for this run, for the resume hint."""
     telemetry: TelemetryReport = field(default_factory=TelemetryReport)
     """Filled in when the hosted agent stops: how many spans reached the collector."""
 
@@ -96,6 +97,7 @@ async def hosted_run(
                 conversation,
                 agent.store,
                 model=cfg.llm.model,
+                resume_flags=resume_flags(config=options.config, state_dir=options.state_dir),
                 telemetry=agent.telemetry,
             )
     finally:
@@ -128,7 +130,9 @@ async def _remote_run(
             options.nats_context, identity, request_timeout=remote_request_timeout(cfg)
         ) as endpoint:
             conversation = endpoint.conversation(events=events, prompter=prompter_for(reporter))
-            flags = f"--nats-context {options.nats_context} --identity {identity}"
+            flags = resume_flags(
+                config=options.config, nats_context=options.nats_context, identity=identity
+            )
             yield HostedRun(
                 cfg, ToolSet(), reporter, conversation, None, model="", resume_flags=flags
             )

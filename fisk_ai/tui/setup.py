@@ -35,7 +35,8 @@ class RunSetup:
     thinking: bool = False
     """--thinking: the model's reasoning is shown; otherwise it is folded away until ``z``."""
     resume_flags: str = ""
-    """The flags that reach a remote agent again, for the resume hint."""
+    """The flags a resume needs to reach this conversation again (``--config``,
+    ``--state-dir``, a remote agent's context and identity), for the resume hint."""
     telemetry: str = ""
     """The startup card's telemetry row: ``off``, ``off (--no-telemetry)``, ``on, to URL``;
     no row when empty."""

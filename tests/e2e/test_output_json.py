@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import select
+import shlex
 import signal
 import subprocess
 from pathlib import Path
@@ -60,6 +61,17 @@ def json_run(
             cwd=home,
             env=fisk_environment(home, api),
         )
+
+
+def resume_command(home: Path, session: str) -> str:
+    """The command that continues ``session`` of a run under ``home``'s agent.yaml and
+    sessions directory, named by the absolute paths the run was given."""
+    return shlex.join(
+        [
+            *("fisk", "run", "--config", str(home / "agent.yaml")),
+            *("--state-dir", str(home / "sessions"), "--resume", session),
+        ]
+    )
 
 
 def result_of(ran: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -168,7 +180,7 @@ def test_a_failed_model_call_names_the_outcome_and_exits_3(tmp_path: Path) -> No
     printed = result_of(ran)
     assert printed["outcome"]["kind"] == "failed"
     assert "prompt is too long" in printed["outcome"]["reason"]
-    assert printed["resume_command"] == f"fisk run --resume {printed['session_id']}"
+    assert printed["resume_command"] == resume_command(tmp_path, printed["session_id"])
 
 
 def test_a_spent_budget_names_the_outcome_and_exits_6(tmp_path: Path) -> None:
@@ -211,7 +223,7 @@ def test_a_deferred_run_says_what_it_waits_for_and_how_to_resume(tmp_path: Path)
     assert printed["pending"] == [
         {"call_id": "tu_2", "name": "approve_change", "deferred": True, "note": "waiting for CAB"}
     ]
-    assert printed["resume_command"] == f"fisk run --resume {SESSION}"
+    assert printed["resume_command"] == resume_command(tmp_path, SESSION)
 
 
 def test_text_output_on_the_same_run_prints_the_answer_alone(tmp_path: Path) -> None:
@@ -262,7 +274,7 @@ def test_a_suspended_run_names_the_outcome_and_how_to_resume(tmp_path: Path) -> 
     printed = json.loads(line)
     validator("run-result.schema.json").validate(printed)
     assert printed["outcome"]["kind"] == "suspended"
-    assert printed["resume_command"] == f"fisk run --resume {printed['session_id']}"
+    assert printed["resume_command"] == resume_command(tmp_path, printed["session_id"])
 
 
 def on_a_terminal(home: Path, *args: str) -> tuple[int, str]:

@@ -71,6 +71,8 @@ class Interrupted:
     resumed: subprocess.CompletedProcess[str]
     requests: list[Any]
     runs: list[list[str]]
+    home: Path
+    """The directory the run was started in, its agent.yaml and sessions/ under it."""
 
 
 def drain_application(home: Path) -> tuple[Path, int]:
@@ -174,7 +176,7 @@ async def stop_mid_tool_then_resume(home: Path, stop: Stop) -> Interrupted:
                 await process.wait()
             if tool_pid:
                 kill_quietly(tool_pid)
-    return Interrupted(first, resumed, list(api.requests), runs_of(home / "runs"))
+    return Interrupted(first, resumed, list(api.requests), runs_of(home / "runs"), home)
 
 
 async def kill(
@@ -242,7 +244,10 @@ def test_sigint_exits_130_saying_how_to_resume(suspended: Interrupted) -> None:
     assert suspended.first.stdout == ""
     session = session_id_of(suspended.first.stderr)
     lines = suspended.first.stderr.splitlines()
-    assert lines[-1] == f"resume with: fisk run --resume {session}"
+    config, state = suspended.home / "agent.yaml", suspended.home / "sessions"
+    assert lines[-1] == (
+        f"resume with: fisk run --config {config} --state-dir {state} --resume {session}"
+    )
     assert any(line.startswith("Run suspended: ") for line in lines)
 
 

@@ -20,9 +20,14 @@ from tests.fakes.messages_api import FakeMessagesAPI, reply, text
 from tests.sessions.builders import meta, result, turn
 
 SESSION = "waiting-1"
-ANSWERED_LINE = (
-    f"Answered tu_2 in session {SESSION}; continue it with: fisk run --resume {SESSION}\n"
-)
+
+
+def answered_line(state: Path) -> str:
+    """What `fisk session answer --state-dir STATE` prints: the resume names that directory."""
+    return (
+        f"Answered tu_2 in session {SESSION}; continue it with: "
+        f"fisk run --state-dir {state} --resume {SESSION}\n"
+    )
 
 
 def write_waiting_session(directory: Path) -> None:
@@ -64,7 +69,7 @@ def test_an_answer_is_journaled_as_the_calls_one_result(tmp_path: Path, run_fisk
 
     answered = answer(run_fisk, state, "tu_2", "CAB approved CHG-7")
 
-    assert (answered.returncode, answered.stdout, answered.stderr) == (0, ANSWERED_LINE, "")
+    assert (answered.returncode, answered.stdout, answered.stderr) == (0, answered_line(state), "")
     [_, supplied] = stored_results(state)
     assert (supplied.tool_use_id, supplied.result.content, supplied.result.is_error) == (
         "tu_2",

@@ -54,6 +54,9 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 # Full screen, in tmux.
 
+RESUME_HINT = "resume with: fisk run --state-dir sessions --resume "
+"""The hint a full-screen run below prints before its session id: its --config is the default."""
+
 
 @contextlib.contextmanager
 def full_screen_run(
@@ -135,7 +138,7 @@ def test_sigterm_while_a_command_runs_lets_it_finish_then_leaves_with_the_termin
             finally:
                 if tool_pid:
                     kill_quietly(tool_pid)
-        session = after.split("resume with: fisk run --resume ", 1)[1].split()[0]
+        session = after.split(RESUME_HINT, 1)[1].split()[0]
         records = journal(tmp_path / "sessions", session)
         resumed = resume(tmp_path, session, fisk_environment(tmp_path, api))
 
@@ -168,7 +171,7 @@ def test_sigterm_during_a_model_call_that_never_answers_leaves_at_once(
             pane.tmux("wait-for", DONE_CHANNEL, timeout=DEADLINE)
             after = pane.screen()
             restored = left_alternate_screen(pane)
-        session = after.split("resume with: fisk run --resume ", 1)[1].split()[0]
+        session = after.split(RESUME_HINT, 1)[1].split()[0]
         records = journal(tmp_path / "sessions", session)
 
     assert restored

@@ -102,6 +102,12 @@ FETCH_WAIT = 0.5
 """Seconds one pull waits for an item; a close is noticed within it."""
 MAX_ITEM_BYTES = 4096
 """Bytes a work item may hold: it names a task and nothing else."""
+RESUME_ADVICE = (
+    "restore the configuration the job started under, or enqueue it again as a new job "
+    "(a job whose request sets force: true carries on across such a change)"
+)
+"""What a redelivered job's refusal by the resume gate tells its operator: the job's request
+is fixed once queued, so the wire's force goes on a new job, never a command line's --force."""
 # Characters a task id cannot hold, since it becomes a token of the task's subject.
 _NOT_IN_TASK_ID = frozenset(" \t\r\n.*>")
 
@@ -399,6 +405,7 @@ class JobsChannel:
             events=_Silent(),
             prompt=f"{request.prompt}\n\n{request.context}" if request.context else request.prompt,
             force=request.force,
+            resume_advice=RESUME_ADVICE,
             budget=Budget(budget.max_tokens or 0, budget.max_iterations or 0) if budget else None,
             run_context=started,
             caller=request.sender.name,
