@@ -14,7 +14,7 @@ from fisk_ai.a2a.errors import (
     UnknownProtocol,
 )
 from fisk_ai.a2a.events import event_from_message, event_message
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import Header, Identity, Message, UnknownEvent, new_request, reply_to
 from fisk_ai.a2a.prompts_client import PromptsClient, TurnOptions
 from fisk_ai.a2a.transport import (
@@ -42,9 +42,9 @@ __all__ = [
     "Handler",
     "Header",
     "Identity",
+    "InProcessBroker",
+    "InProcessTransport",
     "InvalidMessage",
-    "MemoryBroker",
-    "MemoryTransport",
     "Message",
     "MessageTooLarge",
     "NoResponders",

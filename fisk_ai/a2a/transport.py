@@ -1,10 +1,10 @@
 """What the serving engine and the client need from a message transport, and the subjects they use.
 
-Two bindings carry the same bytes: NATS, between processes, and the in-memory one in
-``fisk_ai.a2a.memory``, between tasks of one event loop. Both behave as NATS does in the ways the
-protocol relies on: a queue group hands each message to one member, each subscription runs its
-handler for one message at a time, and a message sent with a reply subject to a subject nobody
-listens on brings back an empty reply with status 503 ("no responders").
+Two bindings carry the same bytes: NATS, between processes, and the in-process one in
+``fisk_ai.a2a.in_process``, between tasks of one event loop. Both behave as NATS does in the
+ways the protocol relies on: a queue group hands each message to one member, each subscription
+runs its handler for one message at a time, and a message sent with a reply subject to a subject
+nobody listens on brings back an empty reply with status 503 ("no responders").
 
 Subjects, all under ``choria.fisk-ai``: ``discovery.<identity>`` and ``tool.<identity>`` (kept
 apart so a permission can allow discovery without allowing tool calls), ``task.<identity>`` for

@@ -207,10 +207,10 @@ async def _local_transport(identity: str, warn: Callable[[str], None]) -> AsyncI
     from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 
     if locate_server_binary() is None:
-        from fisk_ai.a2a.memory import MemoryBroker
+        from fisk_ai.a2a.in_process import InProcessBroker
 
         warn(NO_BROKER_NOTICE)
-        memory = MemoryBroker()
+        memory = InProcessBroker()
         try:
             yield memory.connect()
         finally:

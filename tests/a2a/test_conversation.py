@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from fisk_ai.a2a.conversation import AgentConversation, TurnFailed
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.agent.events import PromptEvent, TextEvent, ToolCallEvent
 from fisk_ai.agent.outcome import Completed, Suspended
 from fisk_ai.serve.prompts import LOCAL
@@ -28,7 +28,7 @@ app_tools = engine.app_tools
 
 
 def conversation_on(
-    caller: MemoryTransport, sink: RecordingSink, prompter: ScriptedPrompter | None = None
+    caller: InProcessTransport, sink: RecordingSink, prompter: ScriptedPrompter | None = None
 ) -> AgentConversation:
     return AgentConversation(
         caller,
@@ -40,7 +40,7 @@ def conversation_on(
 
 
 async def test_a_started_turn_answers_and_its_handle_is_the_journal(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent((), (answer("three streams"),), naming=LOCAL)
     sink = RecordingSink()
@@ -57,7 +57,7 @@ async def test_a_started_turn_answers_and_its_handle_is_the_journal(
 
 
 async def test_a_follow_up_continues_the_same_conversation(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent((), (answer("three"), answer("ORDERS, EVENTS, LOGS")), naming=LOCAL)
     conversation = conversation_on(caller, RecordingSink())
@@ -73,7 +73,7 @@ async def test_a_follow_up_continues_the_same_conversation(
 
 
 async def test_the_calls_arrive_as_loop_events_and_questions_reach_the_prompter(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(
         app_tools,
@@ -94,7 +94,7 @@ async def test_the_calls_arrive_as_loop_events_and_questions_reach_the_prompter(
 
 
 async def test_stop_parks_the_turn_and_resume_finishes_it(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     await agent(
@@ -115,7 +115,7 @@ async def test_stop_parks_the_turn_and_resume_finishes_it(
 
 
 async def test_a_refused_turn_raises_the_agents_sentence(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((), (), naming=LOCAL)
     conversation = conversation_on(caller, RecordingSink())
@@ -125,7 +125,7 @@ async def test_a_refused_turn_raises_the_agents_sentence(
 
 
 async def test_clear_lets_the_next_start_open_another_conversation(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((), (answer("one"), answer("two")), naming=LOCAL)
     conversation = conversation_on(caller, RecordingSink())
@@ -139,7 +139,7 @@ async def test_clear_lets_the_next_start_open_another_conversation(
 
 
 async def test_read_replays_a_finished_conversation_as_loop_events(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((), (answer("three streams"),), naming=LOCAL)
     conversation = conversation_on(caller, RecordingSink())

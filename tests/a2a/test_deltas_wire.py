@@ -10,7 +10,7 @@ from typing import Any
 
 from fisk_ai.a2a.codec import decode, encode, schema_documents
 from fisk_ai.a2a.events import delta_from_message, event_from_message
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import (
     EventMessage,
     Message,
@@ -64,7 +64,7 @@ def turn_replies(stream: bool) -> tuple[Any, ...]:
     return (streamed(first), streamed(last)) if stream else (first, last)
 
 
-async def exchange(transport: MemoryTransport, request: Message) -> list[Message]:
+async def exchange(transport: InProcessTransport, request: Message) -> list[Message]:
     """The reply set to ``request``. Each message of a named kind is checked against its
     schema, and each piece against the framing-only ``event.json``, as a Go peer checks an
     event kind it does not name."""
@@ -105,7 +105,7 @@ def framing_free(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 async def test_a_caller_that_did_not_ask_gets_the_reply_set_of_a_run_that_never_streamed(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((FakeTool("status"),), turn_replies(stream=False))
     before = await exchange(caller, prompt())
@@ -133,7 +133,7 @@ async def test_a_request_that_does_not_ask_for_deltas_carries_no_deltas_field() 
 
 
 async def test_a_caller_that_asked_gets_the_pieces_before_the_whole_text(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((FakeTool("status"),), turn_replies(stream=True))
     arrived: list[EventMessage | UnknownEvent] = []
@@ -151,7 +151,7 @@ async def test_a_caller_that_asked_gets_the_pieces_before_the_whole_text(
 
 
 async def test_a_burst_of_pieces_goes_out_as_a_few_joined_messages(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((), (streamed(answer(ANSWER)),))
     messages = await exchange(caller, prompt(deltas=True))
@@ -165,7 +165,7 @@ async def test_a_burst_of_pieces_goes_out_as_a_few_joined_messages(
 
 
 async def test_pieces_travel_as_events_a_peer_without_them_keeps_by_their_framing(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     thought_then_answer = ModelMessage(
         Role.ASSISTANT, (ThinkingBlock("hmm", b"s"), TextBlock("ok"))
@@ -178,7 +178,7 @@ async def test_pieces_travel_as_events_a_peer_without_them_keeps_by_their_framin
 
 
 async def test_a_stream_false_request_gets_no_pieces_even_when_it_asks(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((), (streamed(answer(ANSWER)),))
     messages = await exchange(caller, prompt(deltas=True, stream=False))

@@ -3,7 +3,7 @@ blocks passed on."""
 
 from __future__ import annotations
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import EventMessage, EventPrompt, EventText, TerminalResult, UnknownEvent
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import StopReason
@@ -19,7 +19,7 @@ agent = engine.agent
 
 
 async def test_the_client_returns_the_result_and_passes_events_on(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent(replies=(answer("hello there"),))
     seen: list[EventMessage | UnknownEvent] = []
@@ -31,7 +31,7 @@ async def test_the_client_returns_the_result_and_passes_events_on(
 
 
 async def test_the_client_read_passes_the_blocks_on_and_returns_the_result(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent(replies=(answer("hello there"),))
     token = await converse(caller, "hi")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fisk_ai.a2a.client import call_tool
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.runner import Runner
 from fisk_ai.llm.types import Message, Response, Role, Usage
@@ -213,7 +213,7 @@ async def ran_status(arguments: str, deps: ExecDeps) -> Outcome:
 async def test_a_served_tool_call_carries_the_go_served_call_attributes() -> None:
     receiver = Receiver()
     receiver.start()
-    broker = MemoryBroker()
+    broker = InProcessBroker()
     try:
         telemetry = start(TelemetrySettings(enabled=True, endpoint=receiver.endpoint))
         server = ToolsServer(

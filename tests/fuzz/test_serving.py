@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from fisk_ai.a2a.codec import encode
 from fisk_ai.a2a.errors import A2AError, RequestTimeout
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.messages import Identity, RequestPrompt, ToolRequest, new_request
 from fisk_ai.a2a.outcome import outcome_of
 from fisk_ai.a2a.prompts_client import PromptsClient
@@ -50,7 +50,7 @@ SUBJECTS = st.sampled_from(["task", "tool", "discovery"])
 
 
 async def _exercise(arrivals: list[tuple[str, bytes]], directory: Path) -> None:
-    broker = MemoryBroker()
+    broker = InProcessBroker()
     status = FakeTool("status")
     tools = toolset(status)
     resources = Resources(

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import TerminalResult
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.broker.server import EmbeddedBroker
@@ -23,7 +23,7 @@ PROMPTS = 12
 
 
 async def test_memory_transport_subscriptions_return_to_the_baseline(
-    agent: StartAgent, broker: MemoryBroker, caller: MemoryTransport
+    agent: StartAgent, broker: InProcessBroker, caller: InProcessTransport
 ) -> None:
     server_side = broker.connect()
     await agent(
@@ -68,7 +68,7 @@ async def test_nats_transport_subscriptions_return_to_the_baseline(
 
 
 async def test_a_lone_surrogate_in_model_text_reaches_the_caller_replaced(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent(replies=(answer("half \ud800 done"),))
     result = await client(caller).ask("go")

@@ -18,7 +18,7 @@ from a2a.types.a2a_pb2 import Role, SendMessageRequest, Task, TaskState
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from starlette.applications import Starlette
 
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.prompts_client import PromptsClient
 from fisk_ai.agent.resources import Resources
 from fisk_ai.serve.a2a_http.card import agent_card
@@ -42,15 +42,15 @@ receiver = telemetry_fixtures.receiver
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
 
 @pytest.fixture
 async def worker(
-    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+    receiver: Receiver, broker: InProcessBroker, tmp_path: Path
 ) -> AsyncIterator[Telemetry]:
     """The agent answering the door's prompts, exporting its spans to ``receiver``."""
     telemetry = start(TelemetrySettings(enabled=True, endpoint=receiver.endpoint, no_metrics=True))
@@ -71,7 +71,7 @@ async def worker(
     telemetry.shutdown()
 
 
-def door(broker: MemoryBroker) -> Starlette:
+def door(broker: InProcessBroker) -> Starlette:
     """The endpoint as `fisk serve` builds it, minus the listening socket and the card route."""
     card = agent_card(
         identity=IDENTITY, version="test", application="", url=DOOR_URL, tools=[], bearer=False
@@ -85,7 +85,7 @@ def door(broker: MemoryBroker) -> Starlette:
     return Starlette(routes=create_jsonrpc_routes(handler, rpc_url="/"))
 
 
-async def ask_over_http(broker: MemoryBroker, headers: dict[str, str]) -> Task:
+async def ask_over_http(broker: InProcessBroker, headers: dict[str, str]) -> Task:
     card = agent_card(
         identity=IDENTITY, version="test", application="", url=DOOR_URL, tools=[], bearer=False
     )
@@ -109,7 +109,7 @@ def served_run(receiver: Receiver) -> Span:
 
 
 async def test_a_task_opened_with_a_traceparent_header_is_part_of_the_callers_trace(
-    receiver: Receiver, broker: MemoryBroker, worker: Telemetry
+    receiver: Receiver, broker: InProcessBroker, worker: Telemetry
 ) -> None:
     await ask_over_http(broker, {"traceparent": CALLER_TRACEPARENT})
     worker.shutdown()
@@ -121,7 +121,7 @@ async def test_a_task_opened_with_a_traceparent_header_is_part_of_the_callers_tr
 
 
 async def test_a_task_opened_without_a_traceparent_starts_a_trace_of_its_own(
-    receiver: Receiver, broker: MemoryBroker, worker: Telemetry
+    receiver: Receiver, broker: InProcessBroker, worker: Telemetry
 ) -> None:
     await ask_over_http(broker, {})
     worker.shutdown()
@@ -132,7 +132,7 @@ async def test_a_task_opened_without_a_traceparent_starts_a_trace_of_its_own(
 
 
 async def test_a_malformed_traceparent_header_is_ignored(
-    receiver: Receiver, broker: MemoryBroker, worker: Telemetry
+    receiver: Receiver, broker: InProcessBroker, worker: Telemetry
 ) -> None:
     await ask_over_http(broker, {"traceparent": f"00-{CALLER_TRACE}-not-a-span-01"})
     worker.shutdown()
@@ -143,7 +143,7 @@ async def test_a_malformed_traceparent_header_is_ignored(
 
 
 async def test_a_door_that_exports_hangs_its_request_span_off_the_callers_span(
-    receiver: Receiver, broker: MemoryBroker, worker: Telemetry
+    receiver: Receiver, broker: InProcessBroker, worker: Telemetry
 ) -> None:
     with activated(worker):
         await ask_over_http(broker, {"traceparent": CALLER_TRACEPARENT})

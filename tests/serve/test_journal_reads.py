@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fisk_ai.a2a.conversation import AgentConversation
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.agent.outcome import Completed
 from fisk_ai.agent.resources import Resources
 from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
@@ -38,7 +38,7 @@ async def test_a_follow_up_turn_reads_the_journal_at_most_once(tmp_path: Path) -
             answer("ORDERS holds 12 messages"),
         ]
     )
-    broker = MemoryBroker()
+    broker = InProcessBroker()
     server = PromptsServer(
         broker.connect(),
         Resources(SETTINGS, provider, toolset(FakeTool("lookup")), store),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.agent.outcome import Completed
 from fisk_ai.agent.resources import ProviderOptions
@@ -69,6 +69,6 @@ async def test_without_a_server_binary_the_turn_goes_through_memory_and_says_so_
     async with cowsay_hosted(tmp_path, warnings) as agent:
         answer, _ = await ask_for_a_joke(agent)
 
-        assert isinstance(agent.endpoint.transport, MemoryTransport)
+        assert isinstance(agent.endpoint.transport, InProcessTransport)
         assert PUNCHLINE in answer
     assert warnings == [NO_BROKER_NOTICE]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import Ack, TerminalError, TerminalResult
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.vocabulary import ErrorCode
@@ -30,8 +30,8 @@ ANSWER = "approved by jane@example.com, card 4111 1111 1111 1111"
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
@@ -49,7 +49,7 @@ class Answered:
 
 
 async def answered_over_a2a(
-    broker: MemoryBroker, tmp_path: Path, mode: PiiMode, value: str
+    broker: InProcessBroker, tmp_path: Path, mode: PiiMode, value: str
 ) -> Answered:
     """A served conversation whose run deferred call t1, then the caller's answer ``value``
     to it, under ``mode``."""
@@ -59,7 +59,7 @@ async def answered_over_a2a(
     tools = toolset(FakeTool("approve_change", handler=_defers))
     server = PromptsServer(broker.connect(), Resources(settings, provider, tools, store), OPTIONS)
     await server.start()
-    caller: MemoryTransport = broker.connect()
+    caller: InProcessTransport = broker.connect()
     try:
         ack, *_, deferred = await exchange(caller, prompt("change the retention"))
         assert isinstance(ack, Ack) and ack.conversation_token
@@ -96,7 +96,7 @@ def journal_bytes(tmp_path: Path) -> bytes:
 
 
 async def test_an_answer_over_a2a_is_journaled_redacted_and_the_model_sees_placeholders(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     answered = await answered_over_a2a(broker, tmp_path, PiiMode.REDACT, ANSWER)
 
@@ -112,7 +112,7 @@ async def test_an_answer_over_a2a_is_journaled_redacted_and_the_model_sees_place
 
 
 async def test_reject_withholds_an_answer_over_a2a_from_journal_and_model(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     answered = await answered_over_a2a(broker, tmp_path, PiiMode.REJECT, ANSWER)
 
@@ -124,7 +124,7 @@ async def test_reject_withholds_an_answer_over_a2a_from_journal_and_model(
 
 
 async def test_off_passes_an_answer_over_a2a_through_as_given(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     answered = await answered_over_a2a(broker, tmp_path, PiiMode.OFF, ANSWER)
 
@@ -134,7 +134,7 @@ async def test_off_passes_an_answer_over_a2a_through_as_given(
 
 
 async def test_an_answer_with_nothing_to_find_is_journaled_as_given(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     answered = await answered_over_a2a(broker, tmp_path, PiiMode.REDACT, "CAB approved CHG-7")
 

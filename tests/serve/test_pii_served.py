@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.messages import TerminalError, TerminalResult
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.settings import AgentSettings
@@ -22,14 +22,14 @@ from tests.serve.prompts.engine import OPTIONS, SETTINGS, exchange, prompt
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
 
 async def served_exchange(
-    broker: MemoryBroker, store: FileSessionStore, settings: AgentSettings, text: str
+    broker: InProcessBroker, store: FileSessionStore, settings: AgentSettings, text: str
 ) -> tuple[ScriptedProvider, TerminalResult | TerminalError]:
     provider = ScriptedProvider([answer("noted")])
     server = PromptsServer(
@@ -45,7 +45,7 @@ async def served_exchange(
 
 
 async def test_a_served_prompt_reaches_the_model_and_the_journal_redacted(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     store = FileSessionStore(tmp_path / "runs")
     provider, terminal = await served_exchange(
@@ -65,7 +65,7 @@ async def test_a_served_prompt_reaches_the_model_and_the_journal_redacted(
 
 
 async def test_reject_refuses_a_served_prompt_without_asking_the_model(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     settings = dataclasses.replace(SETTINGS, pii_mode=PiiMode.REJECT)
     provider, terminal = await served_exchange(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fisk_ai import config
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.prompts_client import KEEPALIVE_INTERVAL
 from fisk_ai.agent.application import ApplicationTools, run_tool_set
 from fisk_ai.errors import FiskError
@@ -63,8 +63,8 @@ def importer(*hosts: str, extra: str = "") -> config.Config:
 
 
 @pytest.fixture
-async def peer() -> AsyncIterator[MemoryTransport]:
-    broker = MemoryBroker()
+async def peer() -> AsyncIterator[InProcessTransport]:
+    broker = InProcessBroker()
     server = ToolsServer(
         broker.connect(),
         (Echo("ls"), Echo("status")),
@@ -92,7 +92,7 @@ def test_host_status_lines_give_the_count_or_the_reason() -> None:
 
 
 async def test_an_imported_tool_calls_the_peer_and_returns_its_envelope(
-    peer: MemoryTransport,
+    peer: InProcessTransport,
 ) -> None:
     imported = await discover_remote_tools(importer(SERVING), peer, strict=True)
     tools = run_tool_set(importer(SERVING), ApplicationTools(None, {}, ()), imported.hosts)
@@ -110,14 +110,14 @@ async def test_an_imported_tool_calls_the_peer_and_returns_its_envelope(
 
 
 async def test_a_strict_import_fails_naming_the_host_that_does_not_answer(
-    peer: MemoryTransport,
+    peer: InProcessTransport,
 ) -> None:
     with pytest.raises(FiskError, match='remote_tools "nobody" cannot be imported'):
         await discover_remote_tools(importer(SERVING, "nobody"), peer, strict=True)
 
 
 async def test_a_lenient_import_reports_the_host_and_keeps_the_others(
-    peer: MemoryTransport,
+    peer: InProcessTransport,
 ) -> None:
     imported = await discover_remote_tools(importer("nobody", SERVING), peer, strict=False)
 
@@ -129,7 +129,7 @@ async def test_a_lenient_import_reports_the_host_and_keeps_the_others(
 
 
 async def test_a_call_after_the_peer_left_is_an_unavailable_error_result() -> None:
-    broker = MemoryBroker()
+    broker = InProcessBroker()
     server = ToolsServer(
         broker.connect(),
         (Echo("ls"),),
@@ -148,7 +148,7 @@ async def test_a_call_after_the_peer_left_is_an_unavailable_error_result() -> No
 
 
 async def test_a_hosts_include_and_exclude_choose_which_of_its_tools_are_imported(
-    peer: MemoryTransport,
+    peer: InProcessTransport,
 ) -> None:
     async def names(selection: str) -> set[str]:
         cfg = config.parse(

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from fisk_ai.a2a.codec import decode
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import (
     Ack,
     EventStatus,
@@ -39,8 +39,8 @@ SMALL = 2048
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
@@ -59,7 +59,7 @@ class Inbox:
             return [await self.arrived.get() for _ in range(count)]
 
 
-async def reply_set(transport: MemoryTransport, inbox: Inbox, max_size: int = SMALL) -> ReplySet:
+async def reply_set(transport: InProcessTransport, inbox: Inbox, max_size: int = SMALL) -> ReplySet:
     subject = transport.new_inbox()
     await transport.subscribe(subject, inbox.keep)
     request = new_request(RequestPrompt, sender=CALLER, prompt="hi")
@@ -70,7 +70,7 @@ def status(header: ReplyHeader) -> EventStatus:
     return EventStatus(**header, block=StatusBody(phase="working"))
 
 
-async def test_a_message_that_fails_leaves_no_gap_in_the_numbering(broker: MemoryBroker) -> None:
+async def test_a_message_that_fails_leaves_no_gap_in_the_numbering(broker: InProcessBroker) -> None:
     inbox = Inbox()
     replies = await reply_set(broker.connect(), inbox)
 
@@ -84,7 +84,7 @@ async def test_a_message_that_fails_leaves_no_gap_in_the_numbering(broker: Memor
 
 
 async def test_every_reply_answers_the_request_and_is_addressed_back(
-    broker: MemoryBroker,
+    broker: InProcessBroker,
 ) -> None:
     inbox = Inbox()
     replies = await reply_set(broker.connect(), inbox)
@@ -99,7 +99,7 @@ async def test_every_reply_answers_the_request_and_is_addressed_back(
     assert (message.sender, message.recipient) == (AGENT, CALLER)
 
 
-async def test_a_refusal_is_a_refusing_ack_then_its_ending(broker: MemoryBroker) -> None:
+async def test_a_refusal_is_a_refusing_ack_then_its_ending(broker: InProcessBroker) -> None:
     inbox = Inbox()
     replies = await reply_set(broker.connect(), inbox)
 
@@ -115,7 +115,7 @@ async def test_a_refusal_is_a_refusing_ack_then_its_ending(broker: MemoryBroker)
 
 
 async def test_a_result_over_the_size_cap_loses_the_end_of_its_text(
-    broker: MemoryBroker,
+    broker: InProcessBroker,
 ) -> None:
     inbox = Inbox()
     replies = await reply_set(broker.connect(), inbox)
@@ -132,7 +132,7 @@ async def test_a_result_over_the_size_cap_loses_the_end_of_its_text(
 
 
 async def test_a_tool_reply_over_the_size_cap_says_its_output_was_truncated(
-    broker: MemoryBroker,
+    broker: InProcessBroker,
 ) -> None:
     inbox = Inbox()
     replies = await reply_set(broker.connect(), inbox)

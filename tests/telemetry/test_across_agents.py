@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.messages import TerminalError, TerminalResult
 from fisk_ai.a2a.prompts_client import PromptsClient
 from fisk_ai.a2a.transport import SUBJECT_PREFIX
@@ -24,13 +24,13 @@ PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
 
-async def serve(broker: MemoryBroker, tmp_path: Path, telemetry: Telemetry) -> PromptsServer:
+async def serve(broker: InProcessBroker, tmp_path: Path, telemetry: Telemetry) -> PromptsServer:
     server = PromptsServer(
         broker.connect(),
         Resources(
@@ -58,7 +58,7 @@ def live(receiver: Receiver, name: str, **changes: object) -> Telemetry:
 
 
 async def test_two_agents_one_delegating_to_the_other_are_one_trace(
-    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+    receiver: Receiver, broker: InProcessBroker, tmp_path: Path
 ) -> None:
     caller, worker = live(receiver, "caller"), live(receiver, "worker", capture=True)
     server = await serve(broker, tmp_path, worker)
@@ -95,7 +95,7 @@ async def test_two_agents_one_delegating_to_the_other_are_one_trace(
 
 
 async def test_a_served_prompt_continues_the_traceparent_its_caller_sent(
-    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+    receiver: Receiver, broker: InProcessBroker, tmp_path: Path
 ) -> None:
     from tests.serve.prompts.engine import exchange, prompt
 
@@ -117,7 +117,7 @@ async def test_a_served_prompt_continues_the_traceparent_its_caller_sent(
 
 
 async def test_without_telemetry_results_carry_no_trace_and_requests_no_traceparent(
-    broker: MemoryBroker, tmp_path: Path
+    broker: InProcessBroker, tmp_path: Path
 ) -> None:
     from fisk_ai.telemetry import DISABLED
 
@@ -142,7 +142,7 @@ async def test_without_telemetry_results_carry_no_trace_and_requests_no_tracepar
 
 
 async def test_a_remote_tool_call_carries_the_current_spans_traceparent(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     from datetime import timedelta
 
@@ -205,7 +205,7 @@ def test_every_ending_carries_the_trace_and_content_is_never_claimed_without_one
 
 
 async def test_a_worker_at_ratio_zero_still_records_a_delegation_its_caller_sampled(
-    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+    receiver: Receiver, broker: InProcessBroker, tmp_path: Path
 ) -> None:
     caller, worker = live(receiver, "caller"), live(receiver, "worker", sample_ratio=0.0)
     server = await serve(broker, tmp_path, worker)
@@ -225,7 +225,7 @@ async def test_a_worker_at_ratio_zero_still_records_a_delegation_its_caller_samp
 
 
 async def test_a_caller_that_samples_nothing_cannot_switch_the_workers_recording_off(
-    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+    receiver: Receiver, broker: InProcessBroker, tmp_path: Path
 ) -> None:
     caller, worker = live(receiver, "caller", sample_ratio=0.0), live(receiver, "worker")
     server = await serve(broker, tmp_path, worker)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fisk_ai.a2a.codec import decode
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.messages import Ack, Identity, Message
 from fisk_ai.a2a.transport import Delivery
 from fisk_ai.a2a.vocabulary import Direction
@@ -29,14 +29,14 @@ ROOT = "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01"
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
 
 async def test_a_reply_carries_the_span_it_was_sent_in_else_the_runs_root(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     arrived: asyncio.Queue[Message] = asyncio.Queue()
 

@@ -14,7 +14,7 @@ import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY, call_tool
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.messages import ToolReply
 from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.llm.types import ToolDef
@@ -56,8 +56,8 @@ class HeldTool:
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
@@ -71,7 +71,7 @@ def live(receiver: Receiver, name: str, *, metrics: bool = False) -> Telemetry:
 
 
 async def serve(
-    broker: MemoryBroker, tools: Sequence[Tool], telemetry: Telemetry, *, max_concurrent: int = 2
+    broker: InProcessBroker, tools: Sequence[Tool], telemetry: Telemetry, *, max_concurrent: int = 2
 ) -> ToolsServer:
     server = ToolsServer(
         broker.connect(),
@@ -85,11 +85,11 @@ async def serve(
     return server
 
 
-async def call(broker: MemoryBroker, name: str) -> ToolReply:
+async def call(broker: InProcessBroker, name: str) -> ToolReply:
     return await call_tool(broker.connect(), SERVING, name, {}, request_timeout=DEADLINE_DELTA)
 
 
-async def served_once(broker: MemoryBroker, receiver: Receiver, tool: Tool, name: str) -> Span:
+async def served_once(broker: InProcessBroker, receiver: Receiver, tool: Tool, name: str) -> Span:
     """Serve ``tool``, call ``name`` once from outside any trace, and return the served span."""
     worker = live(receiver, "worker")
     server = await serve(broker, [tool], worker)
@@ -103,7 +103,7 @@ async def served_once(broker: MemoryBroker, receiver: Receiver, tool: Tool, name
 
 
 async def test_a_served_call_is_a_child_of_the_callers_hop_span(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     held = HeldTool()
     held.release.set()
@@ -126,7 +126,7 @@ async def test_a_served_call_is_a_child_of_the_callers_hop_span(
 
 
 async def test_a_served_span_carries_gos_served_call_attributes(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     held = HeldTool()
     held.release.set()
@@ -155,7 +155,7 @@ async def test_a_served_span_carries_gos_served_call_attributes(
 
 
 async def test_a_call_from_outside_any_trace_is_a_root(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     held = HeldTool()
     held.release.set()
@@ -164,7 +164,7 @@ async def test_a_call_from_outside_any_trace_is_a_root(
 
 
 async def test_an_unknown_tool_is_named_only_in_an_attribute(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     served = await served_once(broker, receiver, HeldTool(), "rm -rf")
 
@@ -178,7 +178,7 @@ async def test_an_unknown_tool_is_named_only_in_an_attribute(
 
 
 async def test_a_call_refused_for_capacity_is_a_span_saying_so(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     held = HeldTool()
     worker = live(receiver, "worker")
@@ -204,7 +204,7 @@ async def test_a_call_refused_for_capacity_is_a_span_saying_so(
 
 
 async def test_a_command_exiting_non_zero_reports_its_exit_code_as_an_executed_call(
-    receiver: Receiver, broker: MemoryBroker, tmp_path: Path
+    receiver: Receiver, broker: InProcessBroker, tmp_path: Path
 ) -> None:
     app = write_fake_app(
         tmp_path, application("ops", commands=[command("check", action=echoes(exit_code=3))])
@@ -221,7 +221,7 @@ async def test_a_command_exiting_non_zero_reports_its_exit_code_as_an_executed_c
 
 
 async def test_a_served_call_records_no_tool_metric(
-    receiver: Receiver, broker: MemoryBroker
+    receiver: Receiver, broker: InProcessBroker
 ) -> None:
     held = HeldTool()
     held.release.set()

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.pilot import Pilot
 
 from fisk_ai.a2a.conversation import AgentConversation
-from fisk_ai.a2a.memory import MemoryBroker
+from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.agent.resources import Resources
 from fisk_ai.agent.settings import AgentSettings
 from fisk_ai.llm.types import Provider
@@ -69,7 +69,7 @@ class HostedAgent:
     def __init__(
         self, tmp_path: Path, provider: Provider, bridge: RunBridge, naming: ConversationNaming
     ) -> None:
-        self.broker = MemoryBroker()
+        self.broker = InProcessBroker()
         self.store = FileSessionStore(tmp_path / "runs")
         self.tools = ops_tools(tmp_path)
         self.server = PromptsServer(

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypedDict, Unpack
 import pytest
 
 from fisk_ai.a2a.codec import decode, encode
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import (
     Identity,
     Message,
@@ -102,19 +102,19 @@ def app_tools(tmp_path: Path) -> tuple[Tool, ...]:
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
 
 @pytest.fixture
-def caller(broker: MemoryBroker) -> MemoryTransport:
+def caller(broker: InProcessBroker) -> InProcessTransport:
     return broker.connect()
 
 
 @pytest.fixture
-async def agent(broker: MemoryBroker, tmp_path: Path) -> AsyncIterator[StartAgent]:
+async def agent(broker: InProcessBroker, tmp_path: Path) -> AsyncIterator[StartAgent]:
     started: list[PromptsServer] = []
 
     async def start(

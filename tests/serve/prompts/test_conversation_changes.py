@@ -12,7 +12,7 @@ from typing import Protocol
 
 import pytest
 
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import Ack, Budget, TerminalError, TerminalResult
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
@@ -40,7 +40,7 @@ class Deploy(Protocol):
 
 
 @pytest.fixture
-async def deploy(broker: MemoryBroker, tmp_path: Path) -> AsyncIterator[Deploy]:
+async def deploy(broker: InProcessBroker, tmp_path: Path) -> AsyncIterator[Deploy]:
     """Start the agent over one session store, replacing the one running before, as a
     redeploy of the worker does."""
     running: list[PromptsServer] = []
@@ -67,7 +67,7 @@ async def deploy(broker: MemoryBroker, tmp_path: Path) -> AsyncIterator[Deploy]:
         await server.close()
 
 
-async def first_turn(caller: MemoryTransport, budget: Budget | None = None) -> str:
+async def first_turn(caller: InProcessTransport, budget: Budget | None = None) -> str:
     """Ask the conversation's first prompt; its token."""
     acks: list[Ack] = []
     result = await client(caller).ask(
@@ -80,7 +80,7 @@ async def first_turn(caller: MemoryTransport, budget: Budget | None = None) -> s
 
 
 async def test_a_follow_up_after_the_tool_set_changed_runs(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"), tools=(FakeTool("slow"),))
     token = await first_turn(caller)
@@ -92,7 +92,7 @@ async def test_a_follow_up_after_the_tool_set_changed_runs(
 
 
 async def test_a_terminals_own_run_across_a_changed_tool_set_needs_its_operators_force(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"), tools=(FakeTool("slow"),), naming=LOCAL)
     token = await first_turn(caller)
@@ -105,7 +105,7 @@ async def test_a_terminals_own_run_across_a_changed_tool_set_needs_its_operators
 
 
 async def test_a_follow_up_after_the_model_changed_fails_with_advice_for_the_wire(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"))
     token = await first_turn(caller)
@@ -121,7 +121,7 @@ async def test_a_follow_up_after_the_model_changed_fails_with_advice_for_the_wir
 
 
 async def test_a_forced_follow_up_after_the_model_changed_runs(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"))
     token = await first_turn(caller)
@@ -133,7 +133,7 @@ async def test_a_forced_follow_up_after_the_model_changed_runs(
 
 
 async def test_a_follow_up_with_a_lowered_budget_runs(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"), answer("still two"))
     token = await first_turn(caller)
@@ -145,7 +145,7 @@ async def test_a_follow_up_with_a_lowered_budget_runs(
 
 
 async def test_a_budget_below_what_the_conversation_used_is_refused_budget_exhausted(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"))
     token = await first_turn(caller)
@@ -161,7 +161,7 @@ async def test_a_budget_below_what_the_conversation_used_is_refused_budget_exhau
 
 
 async def test_a_budget_given_with_the_first_prompt_limits_every_later_turn(
-    deploy: Deploy, caller: MemoryTransport
+    deploy: Deploy, caller: InProcessTransport
 ) -> None:
     await deploy(answer("two streams"), answer("still two"))
     token = await first_turn(caller, budget=Budget(max_tokens=TOKENS_PER_ANSWER + 10))

@@ -8,7 +8,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import Ack, Identity, RequestPrompt, TerminalResult, new_request
 from fisk_ai.serve.prompts.options import conversation_session_id
 from fisk_ai.sessions.fold import fold
@@ -41,7 +41,7 @@ def prompt(text: str, sender: str, **fields: str) -> RequestPrompt:
 
 
 async def test_the_token_and_caller_are_in_the_meta_and_session_show_prints_them(
-    agent: StartAgent, caller: MemoryTransport, tmp_path: Path
+    agent: StartAgent, caller: InProcessTransport, tmp_path: Path
 ) -> None:
     started = await agent((), (answer("two streams"), answer("still two")))
     first = await exchange(caller, prompt("how many streams", "ops-console"))

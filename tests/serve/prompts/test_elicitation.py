@@ -17,7 +17,7 @@ import pytest
 
 from fisk_ai.a2a.codec import encode
 from fisk_ai.a2a.errors import RemoteServiceError
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import (
     Cancel,
     ElicitRequestApprove,
@@ -55,7 +55,7 @@ from tests.serve.prompts.engine import (
 
 
 async def test_an_approval_is_put_to_the_caller_and_answered_once(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(
         app_tools,
@@ -72,7 +72,7 @@ async def test_an_approval_is_put_to_the_caller_and_answered_once(
 
 
 async def test_an_approval_nobody_answers_ends_the_run_suspended(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(
         app_tools,
@@ -91,7 +91,7 @@ async def test_an_approval_nobody_answers_ends_the_run_suspended(
 
 
 async def test_without_elicit_a_gated_call_is_refused_without_asking(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(
         app_tools, (calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("could not"))
@@ -122,7 +122,7 @@ class CancelingPrompter:
 
 
 async def test_a_cancel_gives_up_the_question_in_flight(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(app_tools, (calls(call("t1", "stream_rm", {"stream": "ORDERS"})),), elicit=True)
     prompter = CancelingPrompter(caller, "r2")
@@ -135,7 +135,7 @@ async def test_a_cancel_gives_up_the_question_in_flight(
 
 
 async def test_a_waiting_for_a_question_nobody_asked_is_answered_404(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     await agent((FakeTool("slow", held),), (calls(call("t1", "slow")), answer("done")), elicit=True)
@@ -161,7 +161,7 @@ def tool_result_read_by_the_model(agent: Agent) -> str:
 
 
 async def test_an_approval_carries_the_argument_vector_to_the_caller(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     hostile = "prod; rm -rf / $(whoami)"
     await agent(
@@ -180,7 +180,7 @@ async def test_an_approval_carries_the_argument_vector_to_the_caller(
 
 
 async def test_a_decline_with_a_sentence_reaches_the_model_over_a2a(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     started = await agent(
         app_tools,
@@ -198,7 +198,7 @@ async def test_a_decline_with_a_sentence_reaches_the_model_over_a2a(
 
 
 async def test_a_caller_without_an_operator_is_not_reported_as_a_decline(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     started = await agent(
         app_tools,
@@ -217,7 +217,7 @@ async def test_a_caller_without_an_operator_is_not_reported_as_a_decline(
 
 
 async def test_a_plain_no_as_a_go_peer_sends_it_is_a_decline_without_a_sentence(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     started = await agent(
         app_tools,

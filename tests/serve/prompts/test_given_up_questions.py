@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import TerminalError
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode
@@ -19,7 +19,7 @@ REMOVE = calls(call("t1", "stream_rm", {"stream": "ORDERS"}))
 
 
 async def test_a_question_the_caller_canceled_is_not_blamed_on_the_operator(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(app_tools, (REMOVE,), elicit=True)
     canceling = TurnOptions(request="r1", prompter=CancelingPrompter(caller, "r1"))
@@ -32,7 +32,7 @@ async def test_a_question_the_caller_canceled_is_not_blamed_on_the_operator(
 
 
 async def test_a_question_the_caller_left_unanswered_says_so(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(app_tools, (REMOVE,), elicit=True, request_timeout=timedelta(milliseconds=200))
 
@@ -46,7 +46,7 @@ async def test_a_question_the_caller_left_unanswered_says_so(
 
 
 async def test_a_question_given_up_at_the_hosting_terminal_is_the_operators(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(app_tools, (REMOVE,), elicit=True, naming=LOCAL)
     canceling = TurnOptions(request="r1", prompter=CancelingPrompter(caller, "r1"))

@@ -15,7 +15,7 @@ import pytest
 
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import RemoteServiceError
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import (
     Ack,
     Cancel,
@@ -48,7 +48,7 @@ from tests.serve.prompts.engine import (
 
 
 async def test_a_prompt_is_answered_with_ack_events_and_result_in_sequence(
-    agent: StartAgent, caller: MemoryTransport, app_tools: tuple[Tool, ...]
+    agent: StartAgent, caller: InProcessTransport, app_tools: tuple[Tool, ...]
 ) -> None:
     await agent(app_tools, (calls(call("t1", "status"), text="checking"), answer("two streams")))
 
@@ -65,7 +65,7 @@ async def test_a_prompt_is_answered_with_ack_events_and_result_in_sequence(
 
 
 async def test_the_conversation_is_journaled_under_the_token_derived_id(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent(replies=(answer("hi"),))
 
@@ -78,7 +78,7 @@ async def test_the_conversation_is_journaled_under_the_token_derived_id(
 
 
 async def test_a_follow_up_turn_continues_the_conversation_by_token(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent(replies=(answer("three streams"), answer("ORDERS")))
     acks: list[Ack] = []
@@ -97,7 +97,7 @@ async def test_a_follow_up_turn_continues_the_conversation_by_token(
 
 
 async def test_a_second_turn_while_one_runs_is_refused_as_busy(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     await agent((FakeTool("slow", held),), (calls(call("t1", "slow")), answer("done")))
@@ -113,7 +113,7 @@ async def test_a_second_turn_while_one_runs_is_refused_as_busy(
 
 
 async def test_a_prompt_with_every_worker_busy_is_refused_for_capacity(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     await agent((FakeTool("slow", held),), (calls(call("t1", "slow")), answer("done")), workers=1)
@@ -130,7 +130,7 @@ async def test_a_prompt_with_every_worker_busy_is_refused_for_capacity(
 
 
 async def test_an_unknown_token_is_refused_as_an_unknown_conversation(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent()
 
@@ -154,7 +154,7 @@ async def test_an_unknown_token_is_refused_as_an_unknown_conversation(
     ids=["malformed", "oversized", "invalid", "nested", "not-utf8"],
 )
 async def test_a_bad_request_is_answered_400_and_the_engine_keeps_serving(
-    agent: StartAgent, caller: MemoryTransport, data: bytes
+    agent: StartAgent, caller: InProcessTransport, data: bytes
 ) -> None:
     await agent(replies=(answer("still here"),))
 
@@ -167,7 +167,7 @@ async def test_a_bad_request_is_answered_400_and_the_engine_keeps_serving(
 
 
 async def test_a_message_of_another_protocol_is_answered_400(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent()
     tool_call = new_request(ToolRequest, sender=CALLER, name="status")
@@ -179,7 +179,7 @@ async def test_a_message_of_another_protocol_is_answered_400(
 
 
 async def test_a_cancel_parks_the_run_and_it_ends_suspended(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     await agent((FakeTool("slow", held),), (calls(call("t1", "slow")), answer("never sent")))
@@ -199,7 +199,9 @@ async def test_a_cancel_parks_the_run_and_it_ends_suspended(
     assert result.usage is not None and result.usage.llm_calls == 1
 
 
-async def test_a_resume_finishes_a_canceled_run(agent: StartAgent, caller: MemoryTransport) -> None:
+async def test_a_resume_finishes_a_canceled_run(
+    agent: StartAgent, caller: InProcessTransport
+) -> None:
     held = Held()
     await agent((FakeTool("slow", held),), (calls(call("t1", "slow")), answer("finished")))
     acks: list[Ack] = []
@@ -238,7 +240,7 @@ async def test_a_prompt_round_trip_over_nats(agent: StartAgent) -> None:
 
 
 async def test_a_follow_up_whose_budget_is_already_spent_is_refused_before_any_ack_accepts(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent(replies=(answer("three streams", tokens=10),))
     acks: list[Ack] = []
@@ -258,7 +260,7 @@ async def test_a_follow_up_whose_budget_is_already_spent_is_refused_before_any_a
 
 
 async def test_every_refusal_carries_a_stop_reason(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent()
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import Ack, RequestAnswer, TerminalError, TerminalResult, new_request
 from fisk_ai.a2a.messages import Answer as LateAnswer
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
@@ -58,7 +58,7 @@ def answer_request(token: str, answer: LateAnswer) -> RequestAnswer:
     return new_request(RequestAnswer, sender=CALLER, conversation_token=token, answer=answer)
 
 
-async def deferred_conversation(agent: StartAgent, caller: MemoryTransport) -> tuple[Agent, str]:
+async def deferred_conversation(agent: StartAgent, caller: InProcessTransport) -> tuple[Agent, str]:
     """A conversation whose run ended waiting on deferred call t1, with one reply left."""
     started = await agent(
         (FakeTool("approve_change", handler=_defers),),
@@ -71,7 +71,7 @@ async def deferred_conversation(agent: StartAgent, caller: MemoryTransport) -> t
 
 
 async def suspended_approval(
-    agent: StartAgent, caller: MemoryTransport, tool: FakeTool
+    agent: StartAgent, caller: InProcessTransport, tool: FakeTool
 ) -> tuple[Agent, str]:
     """A conversation whose run ended suspended on the unanswered approval of call t1."""
     started = await agent(
@@ -87,7 +87,7 @@ async def suspended_approval(
 
 
 async def test_an_answer_to_a_deferred_call_becomes_its_result_and_the_run_continues(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started, token = await deferred_conversation(agent, caller)
 
@@ -108,7 +108,7 @@ async def test_an_answer_to_a_deferred_call_becomes_its_result_and_the_run_conti
 
 
 async def test_a_question_nobody_answers_in_time_defers_its_call_for_a_late_answer(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent(
         (AskHumanConfirm(),),
@@ -136,7 +136,7 @@ async def test_a_question_nobody_answers_in_time_defers_its_call_for_a_late_answ
 
 
 async def test_a_second_answer_to_the_same_call_is_refused_as_already_answered(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     _, token = await deferred_conversation(agent, caller)
     decision = late("t1", "input", "value", value="CHG-7 approved")
@@ -149,7 +149,7 @@ async def test_a_second_answer_to_the_same_call_is_refused_as_already_answered(
 
 
 async def test_an_answer_to_a_call_the_conversation_is_not_waiting_on_is_refused(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     _, token = await deferred_conversation(agent, caller)
 
@@ -162,7 +162,7 @@ async def test_an_answer_to_a_call_the_conversation_is_not_waiting_on_is_refused
 
 
 async def test_an_answer_over_the_byte_limit_is_refused_as_too_large(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     _, token = await deferred_conversation(agent, caller)
     # Within the schema's character limit, over the limit once encoded.
@@ -177,7 +177,7 @@ async def test_an_answer_over_the_byte_limit_is_refused_as_too_large(
 
 
 async def test_an_answer_for_an_unknown_token_is_refused_as_an_unknown_conversation(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent()
 
@@ -190,7 +190,7 @@ async def test_an_answer_for_an_unknown_token_is_refused_as_an_unknown_conversat
 
 
 async def test_an_approval_given_late_runs_the_call_when_the_run_asks_again(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     tool = GatedTool("stream_rm")
     _, token = await suspended_approval(agent, caller, tool)
@@ -205,7 +205,7 @@ async def test_an_approval_given_late_runs_the_call_when_the_run_asks_again(
 
 
 async def test_a_late_refusal_leaves_the_gated_call_unrun(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     tool = GatedTool("stream_rm")
     _, token = await suspended_approval(agent, caller, tool)
@@ -217,7 +217,7 @@ async def test_a_late_refusal_leaves_the_gated_call_unrun(
 
 
 async def test_a_late_no_operator_tells_the_model_nobody_approved_rather_than_a_decline(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started, token = await suspended_approval(agent, caller, GatedTool("stream_rm"))
 

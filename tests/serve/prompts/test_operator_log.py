@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import TerminalError, TerminalResult
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.serve.oplog import OPERATOR_LOGGER, operator_line
@@ -35,7 +35,7 @@ def test_a_line_is_logfmt_with_the_message_first() -> None:
 
 
 async def test_a_prompt_is_logged_as_accepted_running_and_ended(
-    agent: StartAgent, caller: MemoryTransport, caplog: pytest.LogCaptureFixture
+    agent: StartAgent, caller: InProcessTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=OPERATOR_LOGGER)
     await agent((), (answer("two streams"),))
@@ -64,7 +64,7 @@ async def test_a_prompt_is_logged_as_accepted_running_and_ended(
 
 
 async def test_a_failed_run_ends_with_its_code_and_reason_and_a_follow_up_says_resume(
-    agent: StartAgent, caller: MemoryTransport, caplog: pytest.LogCaptureFixture
+    agent: StartAgent, caller: InProcessTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=OPERATOR_LOGGER)
     started = await agent((), (answer("first"), RuntimeError("llm call: 401 Unauthorized")))
@@ -103,7 +103,7 @@ class SlowPrompter:
 
 async def test_a_question_is_logged_when_asked_and_when_answered(
     agent: StartAgent,
-    caller: MemoryTransport,
+    caller: InProcessTransport,
     app_tools: tuple[Tool, ...],
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -7,7 +7,7 @@ the upstream schemas (ours when those are not beside the checkout) as it arrives
 
 from __future__ import annotations
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import (
     Ack,
     EventPrompt,
@@ -30,7 +30,7 @@ from tests.fakes.provider import answer, call, calls
 from tests.serve.prompts.engine import CALLER, StartAgent, exchange, prompt
 
 
-async def converse(caller: MemoryTransport, *texts: str) -> str:
+async def converse(caller: InProcessTransport, *texts: str) -> str:
     """Run one turn per text in one conversation and return its token."""
     token: str | None = None
     for text in texts:
@@ -68,7 +68,7 @@ def replay_end(messages: list[Message]) -> EventStatus:
 
 
 async def test_a_read_replays_the_conversation_between_replay_status_blocks(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     status = FakeTool("status")
     await agent(
@@ -96,7 +96,7 @@ async def test_a_read_replays_the_conversation_between_replay_status_blocks(
 
 
 async def test_replay_end_counts_the_blocks_and_carries_the_conversation_usage(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent(replies=(answer("one"), answer("two")))
     token = await converse(caller, "first", "second")
@@ -110,7 +110,7 @@ async def test_replay_end_counts_the_blocks_and_carries_the_conversation_usage(
 
 
 async def test_a_thinking_signature_is_not_replayed(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((FakeTool("status"),), (calls(call("t1", "status"), thinking="hmm"), answer("ok")))
     token = await converse(caller, "check")
@@ -122,7 +122,7 @@ async def test_a_thinking_signature_is_not_replayed(
 
 
 async def test_a_short_replay_rounds_up_to_the_whole_last_turn(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((FakeTool("status"),), (answer("hello"), calls(call("t1", "status")), answer("ok")))
     token = await converse(caller, "hi", "check")
@@ -136,7 +136,7 @@ async def test_a_short_replay_rounds_up_to_the_whole_last_turn(
 
 
 async def test_a_read_sends_at_most_the_block_cap_and_no_result_without_its_call(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     many = tuple(call(f"t{index}", "status") for index in range(MAX_REPLAY_BLOCKS // 2 + 5))
     await agent((FakeTool("status"),), (calls(*many), answer("done")))
@@ -154,7 +154,7 @@ async def test_a_read_sends_at_most_the_block_cap_and_no_result_without_its_call
 
 
 async def test_a_read_of_an_unknown_token_is_refused_as_an_unknown_conversation(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent()
 

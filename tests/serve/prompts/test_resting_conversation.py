@@ -3,7 +3,7 @@ and still takes its next turn."""
 
 from __future__ import annotations
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import Ack, TerminalResult
 from fisk_ai.presentation import session_listing
 from fisk_ai.serve.prompts.options import conversation_session_id
@@ -14,7 +14,7 @@ from tests.serve.prompts.engine import IDENTITY, StartAgent, exchange, prompt
 
 
 async def test_an_answered_turn_is_listed_completed(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     started = await agent((), (answer("two streams"),))
     ack, *_ = await exchange(caller, prompt("how many streams"))
@@ -31,7 +31,7 @@ async def test_an_answered_turn_is_listed_completed(
 
 
 async def test_a_completed_conversation_takes_its_next_turn(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     await agent((), (answer("two streams"), answer("still two")))
     ack, *_ = await exchange(caller, prompt("how many streams"))

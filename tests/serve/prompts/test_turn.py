@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from fisk_ai.a2a.memory import MemoryTransport
+from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import (
     EventMessage,
     EventStatus,
@@ -23,7 +23,7 @@ from tests.serve.prompts.engine import Held, StartAgent, client
 
 
 async def test_a_quiet_run_sends_keepalive_statuses(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     await agent(
@@ -45,7 +45,7 @@ async def test_a_quiet_run_sends_keepalive_statuses(
 
 
 async def test_closing_the_engine_answers_the_running_turn_failed(
-    agent: StartAgent, caller: MemoryTransport
+    agent: StartAgent, caller: InProcessTransport
 ) -> None:
     held = Held()
     started = await agent((FakeTool("slow", held),), (calls(call("t1", "slow")),))

@@ -1,6 +1,6 @@
 """An in-memory transport: the same bytes as over NATS, between tasks of one event loop.
 
-A ``MemoryBroker`` stands in for the server and each ``connect()`` for one client connection, so
+A ``InProcessBroker`` stands in for the server and each ``connect()`` for one client connection, so
 a test (or a local run without a nats-server binary) wires an agent and its caller exactly as it
 would over NATS. It keeps the behaviours the protocol leans on: wildcard subjects, a queue group
 handing each message to one member in turn, handlers run one message at a time per subscription,
@@ -27,7 +27,7 @@ from fisk_ai.a2a.transport import (
 )
 from fisk_ai.util.ids import new_ksuid
 
-__all__ = ["MemoryBroker", "MemoryTransport"]
+__all__ = ["InProcessBroker", "InProcessTransport"]
 
 _log = logging.getLogger(__name__)
 
@@ -45,11 +45,11 @@ def _subject_matches(pattern: str, subject: str) -> bool:
     return len(wanted) == len(given)
 
 
-class _MemorySubscription:
+class _InProcessSubscription:
     def __init__(
         self,
-        broker: MemoryBroker,
-        owner: MemoryTransport,
+        broker: InProcessBroker,
+        owner: InProcessTransport,
         subject: str,
         queue: str,
         handler: Handler,
@@ -104,16 +104,16 @@ class _MemorySubscription:
                 _log.exception("a handler for %s failed", self._subject)
 
 
-class MemoryBroker:
+class InProcessBroker:
     """Routes messages between the connections made from it."""
 
     def __init__(self) -> None:
-        self._subscriptions: list[_MemorySubscription] = []
+        self._subscriptions: list[_InProcessSubscription] = []
         self._turns: dict[tuple[str, str], itertools.count[int]] = {}
-        self._connections: list[MemoryTransport] = []
+        self._connections: list[InProcessTransport] = []
 
-    def connect(self) -> MemoryTransport:
-        connection = MemoryTransport(self)
+    def connect(self) -> InProcessTransport:
+        connection = InProcessTransport(self)
         self._connections.append(connection)
         return connection
 
@@ -122,10 +122,10 @@ class MemoryBroker:
         for connection in self._connections:
             await connection.close()
 
-    def add(self, subscription: _MemorySubscription) -> None:
+    def add(self, subscription: _InProcessSubscription) -> None:
         self._subscriptions.append(subscription)
 
-    def forget(self, subscription: _MemorySubscription) -> None:
+    def forget(self, subscription: _InProcessSubscription) -> None:
         with contextlib.suppress(ValueError):
             self._subscriptions.remove(subscription)
 
@@ -134,8 +134,8 @@ class MemoryBroker:
         matching = [
             sub for sub in self._subscriptions if _subject_matches(sub.subject, delivery.subject)
         ]
-        groups: dict[tuple[str, str], list[_MemorySubscription]] = {}
-        receivers: list[_MemorySubscription] = []
+        groups: dict[tuple[str, str], list[_InProcessSubscription]] = {}
+        receivers: list[_InProcessSubscription] = []
         for subscription in matching:
             if subscription.queue:
                 groups.setdefault((subscription.subject, subscription.queue), []).append(
@@ -151,12 +151,12 @@ class MemoryBroker:
         return len(receivers)
 
 
-class MemoryTransport:
-    """One connection to a ``MemoryBroker``; a ``Transport``."""
+class InProcessTransport:
+    """One connection to a ``InProcessBroker``; a ``Transport``."""
 
-    def __init__(self, broker: MemoryBroker) -> None:
+    def __init__(self, broker: InProcessBroker) -> None:
         self._broker = broker
-        self._subscriptions: list[_MemorySubscription] = []
+        self._subscriptions: list[_InProcessSubscription] = []
         self._closed = False
 
     def new_inbox(self) -> str:
@@ -209,7 +209,7 @@ class MemoryTransport:
 
     async def subscribe(self, subject: str, handler: Handler, *, queue: str = "") -> Subscription:
         self._check_open()
-        subscription = _MemorySubscription(self._broker, self, subject, queue, handler)
+        subscription = _InProcessSubscription(self._broker, self, subject, queue, handler)
         self._subscriptions.append(subscription)
         self._broker.add(subscription)
         return subscription
@@ -221,7 +221,7 @@ class MemoryTransport:
         for subscription in list(self._subscriptions):
             await subscription.stop_now()
 
-    def forget(self, subscription: _MemorySubscription) -> None:
+    def forget(self, subscription: _InProcessSubscription) -> None:
         with contextlib.suppress(ValueError):
             self._subscriptions.remove(subscription)
 

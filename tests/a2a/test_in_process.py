@@ -15,7 +15,7 @@ from fisk_ai.a2a.errors import (
     RequestTimeout,
     TransportClosed,
 )
-from fisk_ai.a2a.memory import MemoryBroker, MemoryTransport
+from fisk_ai.a2a.in_process import InProcessBroker, InProcessTransport
 from fisk_ai.a2a.messages import Identity, ToolReply, ToolRequest, new_request, reply_to
 from fisk_ai.a2a.transport import Delivery, Handler, service_error_headers, tool_subject
 from fisk_ai.a2a.vocabulary import Direction
@@ -25,8 +25,8 @@ WAIT = timedelta(seconds=5)
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[MemoryBroker]:
-    broker = MemoryBroker()
+async def broker() -> AsyncIterator[InProcessBroker]:
+    broker = InProcessBroker()
     yield broker
     await broker.close()
 
@@ -40,14 +40,16 @@ def _collector() -> tuple[asyncio.Queue[Delivery], Handler]:
     return received, collect
 
 
-async def _echo_server(transport: MemoryTransport, subject: str = SUBJECT, queue: str = "") -> None:
+async def _echo_server(
+    transport: InProcessTransport, subject: str = SUBJECT, queue: str = ""
+) -> None:
     async def echo(delivery: Delivery) -> None:
         await transport.publish(delivery.reply, b"echo:" + delivery.data)
 
     await transport.subscribe(subject, echo, queue=queue)
 
 
-async def test_a_request_gets_the_reply_its_receiver_publishes(broker: MemoryBroker) -> None:
+async def test_a_request_gets_the_reply_its_receiver_publishes(broker: InProcessBroker) -> None:
     await _echo_server(broker.connect())
 
     reply = await broker.connect().request(SUBJECT, b"ping", timeout=WAIT)
@@ -55,7 +57,7 @@ async def test_a_request_gets_the_reply_its_receiver_publishes(broker: MemoryBro
     assert reply == b"echo:ping"
 
 
-async def test_a_tool_call_round_trips_as_encoded_messages(broker: MemoryBroker) -> None:
+async def test_a_tool_call_round_trips_as_encoded_messages(broker: InProcessBroker) -> None:
     agent, caller = Identity(name="w"), Identity(name="peer")
     server = broker.connect()
 
@@ -76,7 +78,7 @@ async def test_a_tool_call_round_trips_as_encoded_messages(broker: MemoryBroker)
     assert reply.request == call.request
 
 
-async def test_a_queue_group_hands_each_message_to_one_member(broker: MemoryBroker) -> None:
+async def test_a_queue_group_hands_each_message_to_one_member(broker: InProcessBroker) -> None:
     received: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
     server = broker.connect()
     for member in ("a", "b"):
@@ -96,7 +98,7 @@ async def test_a_queue_group_hands_each_message_to_one_member(broker: MemoryBrok
     assert received.empty()
 
 
-async def test_subscribers_outside_a_group_each_get_every_message(broker: MemoryBroker) -> None:
+async def test_subscribers_outside_a_group_each_get_every_message(broker: InProcessBroker) -> None:
     first, collect_first = _collector()
     second, collect_second = _collector()
     grouped, collect_grouped = _collector()
@@ -112,7 +114,7 @@ async def test_subscribers_outside_a_group_each_get_every_message(broker: Memory
     assert (await grouped.get()).data == b"hello"
 
 
-async def test_a_request_to_nobody_is_refused_as_no_responders(broker: MemoryBroker) -> None:
+async def test_a_request_to_nobody_is_refused_as_no_responders(broker: InProcessBroker) -> None:
     with pytest.raises(NoResponders) as caught:
         await broker.connect().request(SUBJECT, b"ping", timeout=WAIT)
 
@@ -120,7 +122,9 @@ async def test_a_request_to_nobody_is_refused_as_no_responders(broker: MemoryBro
     assert SUBJECT in str(caught.value)
 
 
-async def test_a_publish_to_nobody_brings_an_empty_503_to_the_inbox(broker: MemoryBroker) -> None:
+async def test_a_publish_to_nobody_brings_an_empty_503_to_the_inbox(
+    broker: InProcessBroker,
+) -> None:
     caller = broker.connect()
     inbox = caller.new_inbox()
     received, collect = _collector()
@@ -133,7 +137,7 @@ async def test_a_publish_to_nobody_brings_an_empty_503_to_the_inbox(broker: Memo
     assert delivery.data == b""
 
 
-async def test_a_service_error_reply_is_raised_with_its_code(broker: MemoryBroker) -> None:
+async def test_a_service_error_reply_is_raised_with_its_code(broker: InProcessBroker) -> None:
     server = broker.connect()
 
     async def refuse(delivery: Delivery) -> None:
@@ -149,7 +153,7 @@ async def test_a_service_error_reply_is_raised_with_its_code(broker: MemoryBroke
     assert caught.value.description == "the message is not valid JSON"
 
 
-async def test_a_request_nobody_answers_times_out(broker: MemoryBroker) -> None:
+async def test_a_request_nobody_answers_times_out(broker: InProcessBroker) -> None:
     heard, collect = _collector()
     await broker.connect().subscribe(SUBJECT, collect)
 
@@ -170,7 +174,7 @@ async def test_a_request_nobody_answers_times_out(broker: MemoryBroker) -> None:
     ],
 )
 async def test_wildcard_subscriptions_match_as_nats_does(
-    broker: MemoryBroker, pattern: str, subject: str, matches: bool
+    broker: InProcessBroker, pattern: str, subject: str, matches: bool
 ) -> None:
     await _echo_server(broker.connect(), subject=pattern)
 
@@ -181,7 +185,7 @@ async def test_wildcard_subscriptions_match_as_nats_does(
             await broker.connect().request(subject, b"x", timeout=WAIT)
 
 
-async def test_after_unsubscribing_nothing_is_delivered(broker: MemoryBroker) -> None:
+async def test_after_unsubscribing_nothing_is_delivered(broker: InProcessBroker) -> None:
     server = broker.connect()
 
     async def echo(delivery: Delivery) -> None:
@@ -194,7 +198,7 @@ async def test_after_unsubscribing_nothing_is_delivered(broker: MemoryBroker) ->
         await broker.connect().request(SUBJECT, b"x", timeout=WAIT)
 
 
-async def test_a_subscription_handles_one_message_at_a_time(broker: MemoryBroker) -> None:
+async def test_a_subscription_handles_one_message_at_a_time(broker: InProcessBroker) -> None:
     steps: list[str] = []
     first_started = asyncio.Event()
     release = asyncio.Event()
@@ -222,7 +226,7 @@ async def test_a_subscription_handles_one_message_at_a_time(broker: MemoryBroker
 
 
 async def test_a_failing_handler_leaves_its_subscription_running(
-    broker: MemoryBroker, caplog: pytest.LogCaptureFixture
+    broker: InProcessBroker, caplog: pytest.LogCaptureFixture
 ) -> None:
     server = broker.connect()
 
@@ -241,7 +245,7 @@ async def test_a_failing_handler_leaves_its_subscription_running(
     assert "handler bug" in caplog.text
 
 
-async def test_closing_a_connection_ends_its_subscriptions(broker: MemoryBroker) -> None:
+async def test_closing_a_connection_ends_its_subscriptions(broker: InProcessBroker) -> None:
     server = broker.connect()
     await _echo_server(server)
 
@@ -251,7 +255,7 @@ async def test_closing_a_connection_ends_its_subscriptions(broker: MemoryBroker)
         await broker.connect().request(SUBJECT, b"x", timeout=WAIT)
 
 
-async def test_a_closed_connection_refuses_to_be_used(broker: MemoryBroker) -> None:
+async def test_a_closed_connection_refuses_to_be_used(broker: InProcessBroker) -> None:
     transport = broker.connect()
     await transport.close()
 
@@ -259,7 +263,7 @@ async def test_a_closed_connection_refuses_to_be_used(broker: MemoryBroker) -> N
         await transport.publish(SUBJECT, b"x")
 
 
-async def test_closing_abandons_a_handler_still_running(broker: MemoryBroker) -> None:
+async def test_closing_abandons_a_handler_still_running(broker: InProcessBroker) -> None:
     started = asyncio.Event()
     finished: list[bool] = []
 
@@ -278,13 +282,13 @@ async def test_closing_abandons_a_handler_still_running(broker: MemoryBroker) ->
     assert finished == []
 
 
-async def test_each_inbox_is_new(broker: MemoryBroker) -> None:
+async def test_each_inbox_is_new(broker: InProcessBroker) -> None:
     transport = broker.connect()
 
     assert transport.new_inbox() != transport.new_inbox()
 
 
-async def test_closing_the_broker_closes_every_connection(broker: MemoryBroker) -> None:
+async def test_closing_the_broker_closes_every_connection(broker: InProcessBroker) -> None:
     server = broker.connect()
     await _echo_server(server)
 
