@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -226,6 +227,10 @@ class FakeMessagesAPI:
         self._first_text: dict[int, float] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
+        # Each stream event is a small write of its own, sent at once as the API's are: left to
+        # Nagle's algorithm, one waits out the reader's delayed ack of the last, some 40 ms.
+        # Accepted sockets inherit the option from the listening one.
+        self._server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # A short poll keeps stop() quick: shutdown waits for the serving loop's next look.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

@@ -126,7 +126,9 @@ class PromptsExecutor(AgentExecutor):
             if not text.strip():
                 await updater.reject(_agent_message(updater, _NO_TEXT))
                 return
-            turn = self._start(task_id, context_id, text, _caller_traceparent(context))
+            turn = self._start(
+                task_id, context_id, text, _caller_traceparent(context), _streams(context)
+            )
         elif turn.waiting is not None:
             asked, turn.waiting = turn.waiting, None
             if not asked.answer.done():
@@ -152,17 +154,22 @@ class PromptsExecutor(AgentExecutor):
         await asyncio.gather(*running, return_exceptions=True)
         self._turns.clear()
 
-    def _start(self, task_id: str, context_id: str, text: str, traceparent: str) -> _Turn:
+    def _start(
+        self, task_id: str, context_id: str, text: str, traceparent: str, streams: bool
+    ) -> _Turn:
         turn = _Turn(request=new_ksuid())
         self._turns[task_id] = turn
         running = asyncio.get_running_loop().create_task(
-            self._run(turn, context_id, text, traceparent), name=f"a2a-http task {task_id}"
+            self._run(turn, context_id, text, traceparent, streams),
+            name=f"a2a-http task {task_id}",
         )
         self._running.add(running)
         running.add_done_callback(self._running.discard)
         return turn
 
-    async def _run(self, turn: _Turn, context_id: str, text: str, traceparent: str) -> None:
+    async def _run(
+        self, turn: _Turn, context_id: str, text: str, traceparent: str, streams: bool
+    ) -> None:
         def keep_token(ack: Ack) -> None:
             if ack.accepted and ack.conversation_token:
                 self._tokens[context_id] = ack.conversation_token
@@ -173,7 +180,8 @@ class PromptsExecutor(AgentExecutor):
                 turn.updates.put_nowait(_Piece(delta.text))
 
         options = TurnOptions(
-            deltas=True,
+            # Pieces cost the agent a message each; only a stream has anybody to show them to.
+            deltas=streams,
             request=turn.request,
             on_event=on_event,
             on_ack=keep_token,
@@ -246,6 +254,16 @@ class PromptsExecutor(AgentExecutor):
                 await updater.failed(_agent_message(updater, terminal.error))
             case None:
                 await updater.failed(_agent_message(updater, failure))
+
+
+_STREAMING_METHODS = frozenset({"SendStreamingMessage", "message/stream"})
+"""The JSON-RPC methods (1.0 and 0.3) whose caller reads the answer as it is written."""
+
+
+def _streams(context: RequestContext) -> bool:
+    """Whether the request that opened the task streams; the SDK's dispatchers record the
+    method in the call context."""
+    return context.call_context.state.get("method") in _STREAMING_METHODS
 
 
 def _caller_traceparent(context: RequestContext) -> str:
