@@ -320,6 +320,15 @@ class JobsChannel:
         traceparent = headers.get(TRACEPARENT_HEADER) or request.traceparent or ""
         return await self._work(task, request, message, traceparent)
 
+    async def _stored_answer(self, session_id: str) -> RunResult | None:
+        """The answer of job journal ``session_id`` when it completed; None while it has not."""
+        conversation = fold(await self._resources.store.read(session_id))
+        terminal = conversation.terminal
+        if terminal is None or terminal.reason is not TerminalReason.COMPLETED:
+            return None
+        answer = conversation.messages[-1].text if conversation.messages else ""
+        return RunResult(Completed(answer), session_id)
+
     async def _runnable(self, task: StoredTask, message: Msg) -> bool:
         """Whether the task is to run now; TaskRefused when a count it holds is not one."""
         max_tries = count_of(task.document, "max_tries")
@@ -361,11 +370,8 @@ class JobsChannel:
         store = self._resources.store
         kind = WorkKind.START
         if await store.exists(session_id):
-            conversation = fold(await store.read(session_id))
-            terminal = conversation.terminal
-            if terminal is not None and terminal.reason is TerminalReason.COMPLETED:
-                answer = conversation.messages[-1].text if conversation.messages else ""
-                ended = RunResult(Completed(answer), session_id)
+            ended = await self._stored_answer(session_id)
+            if ended is not None:
                 await self._answer(task, request, message, ended, TurnTrace(), kind)
                 return None
             kind = WorkKind.RESUME
@@ -390,6 +396,10 @@ class JobsChannel:
             for renewing in lease:
                 renewing.cancel()
             try:
+                if kind is WorkKind.RESUME and isinstance(result.outcome, NotRun):
+                    # Another worker holding the same delivery may have finished the journal
+                    # between the look above and this resume: its answer is the job's.
+                    result = await self._stored_answer(session_id) or result
                 await self._answer(task, request, message, result, trace, kind)
             finally:
                 self._capacity.release()
