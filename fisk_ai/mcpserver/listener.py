@@ -9,15 +9,14 @@ finish; a second one stops at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
 import logging
 import signal
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fisk_ai.util.listening import listening_socket
+from fisk_ai.util.listening import QuietServer, listening_socket
 
 if TYPE_CHECKING:
     from fisk_ai.mcpserver.serving import ToolCalls
@@ -79,7 +78,7 @@ async def serve_mcp(
     import uvicorn
 
     app = streamable_app(calls, str(sock.getsockname()[0]))
-    server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on"))
     folded = HangUpFolding(say)
     loop = asyncio.get_running_loop()
     interrupts = 0
@@ -98,10 +97,7 @@ async def serve_mcp(
     folded.install()
     try:
         serving = asyncio.create_task(server.serve(sockets=[sock]))
-        ready = asyncio.create_task(server.ready.wait())
-        await asyncio.wait({serving, ready}, return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
-        if not serving.done():
+        if await server.listening(serving):
             announce()
         await serving
     finally:
@@ -171,44 +167,3 @@ def _after_hang_up(failure: BaseException | None) -> bool:
 def _first_line(failure: BaseException | None) -> str:
     text = str(failure).strip().splitlines()
     return f"{type(failure).__name__}: {text[0]}" if text else type(failure).__name__
-
-
-class _QuietServer:
-    """uvicorn's server with its own signal handling left out: this module drains on the
-    first interrupt and stops on the second, the way ``fisk serve`` does."""
-
-    def __init__(self, config: Any) -> None:
-        import uvicorn
-
-        self.ready = asyncio.Event()
-        ready = self.ready
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                yield
-
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets=sockets)
-                ready.set()
-
-        self._server = Server(config)
-
-    @property
-    def should_exit(self) -> bool:
-        return bool(self._server.should_exit)
-
-    @should_exit.setter
-    def should_exit(self, value: bool) -> None:
-        self._server.should_exit = value
-
-    @property
-    def force_exit(self) -> bool:
-        return bool(self._server.force_exit)
-
-    @force_exit.setter
-    def force_exit(self, value: bool) -> None:
-        self._server.force_exit = value
-
-    async def serve(self, sockets: list[socket.socket]) -> None:
-        await self._server.serve(sockets=sockets)

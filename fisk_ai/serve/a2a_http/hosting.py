@@ -14,12 +14,12 @@ import contextlib
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fisk_ai.errors import FiskError
-from fisk_ai.util.listening import listening_socket
+from fisk_ai.util.listening import QuietServer, listening_socket
 
 if TYPE_CHECKING:
     from fisk_ai.a2a.transport import Transport
@@ -130,7 +130,9 @@ async def serve_a2a_http(
             ]
         )
         asgi: _App = _BearerGate(app, token, open_path=AGENT_CARD_WELL_KNOWN_PATH) if token else app
-        server = _Server(asgi)
+        import uvicorn
+
+        server = QuietServer(uvicorn.Config(asgi, log_level="warning", lifespan="off"))
         serving = asyncio.create_task(server.serve(sockets=[sock]), name="a2a-http")
         try:
             await _started(server, serving)
@@ -205,44 +207,8 @@ class _BearerGate:
         await send({"type": "http.response.body", "body": body})
 
 
-class _Server:
-    """uvicorn's server without its signal handling (`fisk serve` drains on its own) and with
-    an event set once it listens."""
-
-    def __init__(self, app: _App) -> None:
-        import uvicorn
-
-        self.ready = asyncio.Event()
-        ready = self.ready
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                yield
-
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets=sockets)
-                ready.set()
-
-        self._server = Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-
-    @property
-    def should_exit(self) -> bool:
-        return bool(self._server.should_exit)
-
-    @should_exit.setter
-    def should_exit(self, value: bool) -> None:
-        self._server.should_exit = value
-
-    async def serve(self, sockets: list[socket.socket]) -> None:
-        await self._server.serve(sockets=sockets)
-
-
-async def _started(server: _Server, serving: asyncio.Task[None]) -> None:
+async def _started(server: QuietServer, serving: asyncio.Task[None]) -> None:
     """Return once ``server`` listens; raise what stopped it first."""
-    ready = asyncio.create_task(server.ready.wait())
-    await asyncio.wait({serving, ready}, return_when=asyncio.FIRST_COMPLETED)
-    ready.cancel()
-    if serving.done():
+    if not await server.listening(serving):
         serving.result()
         raise FiskError("the A2A HTTP endpoint stopped before it listened")
