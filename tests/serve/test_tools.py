@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,8 @@ from fisk_ai.a2a.transport import Delivery, tool_subject
 from fisk_ai.a2a.vocabulary import Direction, ErrorCode
 from fisk_ai.agent.events import StatusPhase
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
-from fisk_ai.llm.types import ToolDef
 from fisk_ai.serve.tools import ToolsOptions, ToolsServer, select_served_tools
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.base import Kind, Tool
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import load_application
 from fisk_ai.tools.selection import ToolFilter
@@ -51,6 +50,7 @@ from tests.fakes.fiskapp import (
     wait_for_exit,
     write_fake_app,
 )
+from tests.fakes.tools import HeldTool
 from tests.patience import DEADLINE_DELTA
 from tests.serve.wire import assert_conforms
 
@@ -61,31 +61,6 @@ pytestmark = pytest.mark.skipif(
 IDENTITY = "ops"
 WAIT = DEADLINE_DELTA
 CALLER = Identity(name="peer")
-
-
-@dataclass(eq=False)
-class HeldTool:
-    """A served in-process tool whose call runs until the test releases it."""
-
-    name: str = "held"
-    started: asyncio.Event = field(default_factory=asyncio.Event)
-    release: asyncio.Event = field(default_factory=asyncio.Event)
-
-    description = "Waits for the test"
-    model_description = "Waits for the test"
-    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
-    kind = Kind.CUSTOM
-    presentation = Presentation.TRACED
-    mcp_exposable = True
-    a2a_exposable = True
-
-    def definition(self, defer_loading: bool) -> ToolDef:
-        return ToolDef(self.name, self.description, self.input_schema)
-
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        self.started.set()
-        await self.release.wait()
-        return Outcome(f"released with {arguments}")
 
 
 @dataclass(eq=False)

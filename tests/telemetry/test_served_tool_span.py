@@ -5,10 +5,8 @@ included. Caller and server talk over the in-memory broker and export to one rec
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
@@ -17,42 +15,17 @@ from fisk_ai.a2a.client import DEFAULT_CLIENT_IDENTITY, call_tool
 from fisk_ai.a2a.in_process import InProcessBroker
 from fisk_ai.a2a.messages import ToolReply
 from fisk_ai.a2a.vocabulary import ErrorCode
-from fisk_ai.llm.types import ToolDef
 from fisk_ai.serve.tools import ToolsOptions, ToolsServer
 from fisk_ai.telemetry import Telemetry, TelemetrySettings, start
-from fisk_ai.tools.base import ExecDeps, Kind, Outcome, Presentation, Tool
+from fisk_ai.tools.base import Tool
 from fisk_ai.tools.fiskapp.introspect import introspect
 from fisk_ai.tools.fiskapp.loader import load_application
 from tests.fakes.fiskapp import application, command, echoes, write_fake_app
+from tests.fakes.tools import HeldTool
 from tests.patience import DEADLINE_DELTA
 from tests.telemetry.receiver import Receiver, attributes
 
 SERVING = "ops-tools"
-
-
-@dataclass(eq=False)
-class HeldTool:
-    """A served in-process tool whose call runs until the test releases it."""
-
-    name: str = "held"
-    started: asyncio.Event = field(default_factory=asyncio.Event)
-    release: asyncio.Event = field(default_factory=asyncio.Event)
-
-    description = "Waits for the test"
-    model_description = "Waits for the test"
-    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
-    kind = Kind.CUSTOM
-    presentation = Presentation.TRACED
-    mcp_exposable = False
-    a2a_exposable = True
-
-    def definition(self, defer_loading: bool) -> ToolDef:
-        return ToolDef(self.name, self.description, self.input_schema)
-
-    async def execute(self, arguments: str, deps: ExecDeps) -> Outcome:
-        self.started.set()
-        await self.release.wait()
-        return Outcome("released")
 
 
 @pytest.fixture
