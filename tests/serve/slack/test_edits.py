@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from fisk_ai.serve.slack.edits import Pace, RateLimited, StatusEdits
+from tests.patience import DEADLINE
 
 INTERVAL = 1.0
 
@@ -49,7 +50,9 @@ class StatusMessage:
 
     async def wait_for_edits(self, count: int) -> None:
         async with self.arrived:
-            await asyncio.wait_for(self.arrived.wait_for(lambda: len(self.edits) >= count), 10)
+            await asyncio.wait_for(
+                self.arrived.wait_for(lambda: len(self.edits) >= count), DEADLINE
+            )
 
 
 def paced(message: StatusMessage, pace: Pace | None = None) -> StatusEdits:
