@@ -57,10 +57,10 @@ from fisk_ai.telemetry import TurnTrace, turn_trace
 from fisk_ai.tools.questions import NoOperator, Prompter
 
 __all__ = [
-    "Budget",
     "Channel",
     "DeferredAnswer",
     "HostedChannels",
+    "RequestedLimits",
     "Resources",
     "Server",
     "Work",
@@ -72,7 +72,7 @@ _log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Budget:
+class RequestedLimits:
     """Limits the sender of a piece of work asks for; zero asks for nothing. They can only lower
     the configured limits, since the sender is somebody the server does not control."""
 
@@ -81,7 +81,7 @@ class Budget:
 
 
 def lowered(
-    settings: AgentSettings, budget: Budget | None, *, single_turn: bool = False
+    settings: AgentSettings, budget: RequestedLimits | None, *, single_turn: bool = False
 ) -> AgentSettings:
     """``settings`` with ``budget`` applied, and not interactive for a ``single_turn`` (see
     ``Work.single_turn``): what a piece of work asks can only narrow the configured settings.
@@ -138,7 +138,7 @@ class Work:
     events: EventSink
     prompt: str = ""
     force: bool = False
-    budget: Budget | None = None
+    budget: RequestedLimits | None = None
     prompter: Prompter | None = None
     suspend: asyncio.Event = field(default_factory=asyncio.Event)
     run_context: Callable[[], None] | None = None

@@ -17,8 +17,8 @@ from fisk_ai.agent.resources import Resources
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Request, Response, ToolResultBlock
 from fisk_ai.serve.server import (
-    Budget,
     Channel,
+    RequestedLimits,
     Server,
     Work,
     WorkKind,
@@ -82,7 +82,9 @@ class Job:
     sink: RecordingSink = field(default_factory=RecordingSink)
     provider: ScriptedProvider | None = None
 
-    def work(self, *, budget: Budget | None = None, prompter: Prompter | None = None) -> Work:
+    def work(
+        self, *, budget: RequestedLimits | None = None, prompter: Prompter | None = None
+    ) -> Work:
         return Work(
             kind=WorkKind.START,
             session_id=new_ksuid(),
@@ -247,8 +249,8 @@ def test_a_budget_lowers_the_limits_and_never_raises_them() -> None:
         SETTINGS, max_tokens=100_000, max_iterations=10, tool_timeout=timedelta(minutes=5)
     )
 
-    lower = lowered(settings, Budget(max_tokens=1_000, max_iterations=2))
-    higher = lowered(settings, Budget(max_tokens=900_000, max_iterations=90))
+    lower = lowered(settings, RequestedLimits(max_tokens=1_000, max_iterations=2))
+    higher = lowered(settings, RequestedLimits(max_tokens=900_000, max_iterations=90))
 
     assert (lower.max_tokens, lower.max_iterations) == (1_000, 2)
     assert (higher.max_tokens, higher.max_iterations) == (100_000, 10)
@@ -297,7 +299,7 @@ async def test_a_budget_on_the_work_limits_its_run(serve: StartServer) -> None:
     )
     job = Job()
 
-    channel.offer(job.work(budget=Budget(max_iterations=1)))
+    channel.offer(job.work(budget=RequestedLimits(max_iterations=1)))
     await job.finished.wait()
 
     assert isinstance(job.result.outcome, IterationsSpent)

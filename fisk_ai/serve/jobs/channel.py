@@ -74,7 +74,7 @@ from fisk_ai.serve.jobs.wire import (
     timestamp,
 )
 from fisk_ai.serve.oplog import ending_fields, operator_log
-from fisk_ai.serve.server import Budget, Work, WorkKind
+from fisk_ai.serve.server import RequestedLimits, Work, WorkKind
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
@@ -416,7 +416,9 @@ class JobsChannel:
             prompt=f"{request.prompt}\n\n{request.context}" if request.context else request.prompt,
             force=request.force,
             resume_advice=RESUME_ADVICE,
-            budget=Budget(budget.max_tokens or 0, budget.max_iterations or 0) if budget else None,
+            budget=RequestedLimits(budget.max_tokens or 0, budget.max_iterations or 0)
+            if budget
+            else None,
             run_context=started,
             caller=request.sender.name,
             traceparent=traceparent,

@@ -67,7 +67,7 @@ from fisk_ai.serve.prompts.options import PromptsOptions
 from fisk_ai.serve.prompts.reading import check_answer, replay_conversation
 from fisk_ai.serve.prompts.turn import Turn, Turnable, refuse, unsubscribe
 from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
-from fisk_ai.serve.server import Budget, DeferredAnswer, Work, WorkKind, lowered
+from fisk_ai.serve.server import DeferredAnswer, RequestedLimits, Work, WorkKind, lowered
 from fisk_ai.sessions.errors import SessionError
 from fisk_ai.sessions.fingerprint import RESUME_ADVICE, conversation_allowance
 from fisk_ai.sessions.fold import Conversation, fold
@@ -294,7 +294,9 @@ class PromptsChannel:
         Work.conversation), rather than the terminal hosting the run for its operator."""
         return not self._options.naming.operator_is_caller
 
-    def _allowance(self, budget: Budget | None, conversation: Conversation | None = None) -> int:
+    def _allowance(
+        self, budget: RequestedLimits | None, conversation: Conversation | None = None
+    ) -> int:
         """The tokens a turn asking ``budget`` may bring its conversation to: the configured
         allowance lowered by the budget, and for a served ``conversation`` by the allowance it
         was started under too."""
@@ -346,7 +348,12 @@ class PromptsChannel:
         return True
 
     def _work(
-        self, turn: Turn, follow_up: bool, budget: Budget | None, deferred: bool, token: str
+        self,
+        turn: Turn,
+        follow_up: bool,
+        budget: RequestedLimits | None,
+        deferred: bool,
+        token: str,
     ) -> Work:
         request = turn.request
         prompter: Prompter | None = None
@@ -507,10 +514,12 @@ class PromptsChannel:
         )
 
 
-def _budget(budget: WireBudget | None) -> Budget | None:
+def _budget(budget: WireBudget | None) -> RequestedLimits | None:
     if budget is None:
         return None
-    return Budget(max_tokens=budget.max_tokens or 0, max_iterations=budget.max_iterations or 0)
+    return RequestedLimits(
+        max_tokens=budget.max_tokens or 0, max_iterations=budget.max_iterations or 0
+    )
 
 
 def _prompt_bytes(request: Turnable) -> int | None:
