@@ -21,7 +21,7 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["Pace", "RateLimited", "StatusEdits"]
+__all__ = ["Edit", "Pace", "RateLimited", "StatusEdits"]
 
 _LAST_TRIES = 3
 """Attempts at the ending's edit when Slack keeps asking to slow down."""
@@ -31,6 +31,7 @@ _log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 Edit = Callable[[], Awaitable[object]]
+"""One edit of a status message, showing the turn as it is when it is sent."""
 
 
 class RateLimited(Exception):

@@ -1,4 +1,5 @@
-"""The Slack channel's settings, as expose.agent.slack gives them, and the bot it runs as."""
+"""The Slack channel's name and settings, as expose.agent.slack gives them, and the bot it runs
+as."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 
-__all__ = ["EDIT_INTERVAL", "SlackOptions", "Thread", "slack_session_id"]
+__all__ = ["CHANNEL_SLACK", "EDIT_INTERVAL", "SlackOptions", "Thread", "slack_session_id"]
+
+CHANNEL_SLACK = "slack"
+"""The channel as the banner's Endpoints row and every operator line name it."""
 
 EDIT_INTERVAL = timedelta(seconds=1)
 """The least time between two edits of one thread's status messages: Slack takes edits at
