@@ -56,8 +56,8 @@ from fisk_ai.knowledge.watch import MIN_DEBOUNCE, Watcher
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.knowledge import test_hybrid  # noqa: E402
-from tests.knowledge.test_hybrid import FakeEmbeddings, settings  # noqa: E402
+from tests.knowledge import fake_embeddings  # noqa: E402
+from tests.knowledge.fake_embeddings import FakeEmbeddings, settings  # noqa: E402
 
 # The fake's vectors, widened to a real small model's size (all-MiniLM-L6-v2 has 384).
 EMBEDDING_DIMENSION = 384
@@ -215,7 +215,7 @@ def timed(index: KnowledgeIndex, queries: list[str]) -> list[float]:
 
 def measure_hybrid(root: Path, chunks: int, words: list[str], queries: list[str]) -> None:
     """A hybrid index of ``chunks`` chunks; hybrid search beside lexical and raw on it."""
-    test_hybrid.DIMENSION = EMBEDDING_DIMENSION
+    fake_embeddings.DIMENSION = EMBEDDING_DIMENSION
     fake = FakeEmbeddings()
     try:
         corpus = root / "hybrid-corpus"

@@ -171,11 +171,11 @@ def summary_line(summary: RunSummary, *, verbose: bool = False) -> str:
     if summary.remote_tool_calls:
         parts.append(f"remote_tool_calls={summary.remote_tool_calls}")
     parts.append(f"tokens={usage.input_tokens}/{usage.output_tokens}")
+    parts.append(f"thinking={usage.thinking_tokens}")
     if usage.cache_read_tokens:
         parts.append(f"cached={usage.cache_read_tokens}")
     if verbose and usage.cache_create_tokens:
         parts.append(f"cache_write={usage.cache_create_tokens}")
-    parts.append(f"thinking={usage.thinking_tokens}")
     latency = timedelta(milliseconds=round(summary.latency.total_seconds() * 1000))
     parts.append(f"latency={format_duration(latency)}")
     return " ".join(parts)
@@ -210,8 +210,12 @@ def resume_command(session: str, flags: str = "") -> str:
     return f"fisk run {flags + ' ' if flags else ''}--resume {session}"
 
 
-def resume_hint(session: str, flags: str = "") -> str:
-    """The line a surface prints when ``session`` can be continued."""
+def resume_hint(session: str, flags: str = "", *, next_prompt: bool = False) -> str:
+    """The line a surface prints when ``session`` can be continued. A conversation that goes
+    on only with ``next_prompt`` (its turn used every iteration) is continued from the full
+    screen's chat bar, which the same command opens on a terminal."""
+    if next_prompt:
+        return f"continue with another prompt in the full screen: {resume_command(session, flags)}"
     return f"resume with: {resume_command(session, flags)}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,34 @@ def test_import_contracts_hold() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _test_modules_imported(tree: ast.Module) -> list[tuple[int, str]]:
+    """The test modules (``tests/.../test_*.py``) an import in ``tree`` names, by line."""
+    imported: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        imported += [
+            (node.lineno, module)
+            for module in modules
+            if module.startswith("tests.")
+            and module.rpartition(".")[2].startswith("test_")
+            and (REPO_ROOT / Path(*module.split("."))).with_suffix(".py").is_file()
+        ]
+    return imported
+
+
+def test_no_test_module_imports_from_another_test_module() -> None:
+    # A helper two test files share lives in a support module or conftest.py beside them
+    # (docs/contributing.md), so running, moving or deleting one test file never breaks another.
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: imports {module}"
+        for path in sorted((REPO_ROOT / "tests").rglob("*.py"))
+        for line, module in _test_modules_imported(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == [], "\n".join(found)

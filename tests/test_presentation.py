@@ -85,3 +85,19 @@ def test_a_suspended_run_says_so_and_names_its_session() -> None:
     )
     assert summary_line(summary).startswith("Run suspended: session=2fT model=m ")
     assert " cached=5 " in summary_line(summary)
+
+
+def test_thinking_comes_right_after_tokens_when_cache_tiers_are_shown() -> None:
+    summary = RunSummary(
+        suspended=False,
+        session="",
+        model="",
+        llm_calls=1,
+        tool_calls=0,
+        remote_tool_calls=0,
+        usage=Usage(10, 300, cache_read_tokens=5000, cache_create_tokens=700, thinking_tokens=120),
+        latency=timedelta(0),
+    )
+    assert "tokens=10/300 thinking=120 cached=5000 cache_write=700 latency=" in summary_line(
+        summary, verbose=True
+    )

@@ -102,8 +102,9 @@ class WarningKind(enum.StrEnum):
     """The model called a tool the run does not have; ``name`` is the tool."""
     TOOLS_SENT_DIRECTLY = "tools_sent_directly"
     """The tool set crossed the tool search threshold but every tool is sent in full, because
-    the provider has no tool search or llm.no_tool_search is set; ``name`` is the setting
-    responsible (llm.provider or llm.no_tool_search), ``count`` the number of tools."""
+    the provider or the model has no tool search or llm.no_tool_search is set; ``name`` is the
+    setting responsible (llm.provider, llm.model or llm.no_tool_search), ``count`` the number
+    of tools."""
     RUN_CRASHED = "run_crashed"
     """A tool or a hook raised; ``name`` says which, ``error`` carries the stack (verbose only)."""
     MEMORY_INDEX_UNAVAILABLE = "memory_index_unavailable"

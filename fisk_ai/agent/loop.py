@@ -369,14 +369,18 @@ class AgentLoop:
         settings = self._settings
         capabilities = self._provider.capabilities
         plan = plan_definitions(
-            tools, supported=capabilities.tool_search, disabled=settings.no_tool_search
+            tools,
+            supported=capabilities.tool_search,
+            disabled=settings.no_tool_search,
+            model=settings.model,
         )
         if plan.sent_directly and not self._warned_sent_directly:
             self._warned_sent_directly = True
-            setting = "llm.no_tool_search" if settings.no_tool_search else "llm.provider"
             self._events.emit(
                 WarningEvent(
-                    WarningKind.TOOLS_SENT_DIRECTLY, name=setting, count=len(plan.definitions)
+                    WarningKind.TOOLS_SENT_DIRECTLY,
+                    name=plan.responsible_setting,
+                    count=len(plan.definitions),
                 )
             )
         request = Request(

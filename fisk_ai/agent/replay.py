@@ -54,8 +54,10 @@ __all__ = [
     "conversation_events",
     "conversation_turns",
     "last_turn_ending",
+    "last_turn_over",
     "replay_window",
     "result_outcome",
+    "stopped_at_the_iteration_cap",
 ]
 
 _ENVELOPE_KEYS = frozenset({"command", "exit_code", "output"})
@@ -153,6 +155,60 @@ def last_turn_ending(conversation: Conversation) -> Terminal | None:
     ):
         return None
     return terminal
+
+
+def last_turn_over(conversation: Conversation) -> bool:
+    """Whether the conversation's last turn is over, answered or stopped at the iteration cap,
+    so that a resume has nothing to carry on and only another prompt continues it. A turn the
+    model paused (stop reason pause_turn) is not over."""
+    if stopped_at_the_iteration_cap(conversation):
+        return True
+    messages = conversation.messages
+    if conversation.pending_turn is not None or conversation.deferred or not messages:
+        return False
+    last = messages[-1]
+    paused = bool(conversation.stop_reasons) and conversation.stop_reasons[-1] == "pause_turn"
+    return (
+        last.role is Role.ASSISTANT
+        and not paused
+        and not any(isinstance(block, ToolUseBlock) for block in last.content)
+    )
+
+
+def stopped_at_the_iteration_cap(conversation: Conversation) -> bool:
+    """Whether the conversation's last turn ended by using every iteration it was allowed,
+    with nothing left to run: a resume has nothing to carry on, and the conversation goes on
+    only with another prompt. A run that ended at the cap journals it; an interactive one left
+    after the cap rests suspended, its last turn having made as many model calls as the
+    fingerprint's max_iterations."""
+    terminal = conversation.terminal
+    if (
+        terminal is None
+        or conversation.pending_turn is not None
+        or conversation.deferred
+        or not conversation.messages
+        or conversation.messages[-1].role is not Role.USER
+    ):
+        return False
+    if terminal.reason is TerminalReason.MAX_ITERATIONS:
+        return True
+    allowed = conversation.meta.fingerprint.max_iterations
+    return (
+        terminal.reason is TerminalReason.SUSPENDED
+        and allowed > 0
+        and _model_calls_of_last_turn(conversation.messages) >= allowed
+    )
+
+
+def _model_calls_of_last_turn(messages: Sequence[Message]) -> int:
+    """The assistant messages since the last prompt (a user message with text in it)."""
+    calls = 0
+    for message in reversed(messages):
+        if message.role is Role.ASSISTANT:
+            calls += 1
+        elif any(isinstance(block, TextBlock) for block in message.content):
+            break
+    return calls
 
 
 def replay_window(turns: Sequence[Sequence[Event]], wanted: int, cap: int) -> ReplayWindow:

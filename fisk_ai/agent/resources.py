@@ -87,7 +87,7 @@ def build_provider(cfg: config.Config, options: ProviderOptions) -> Provider:
     name = provider_name(cfg, options)
     registration = registry.lookup(name)
     if name == "anthropic":
-        from fisk_ai.llm.anthropic import prewarm, validate_base_url
+        from fisk_ai.llm.anthropic import validate_base_url
 
         if not options.api_key:
             raise FiskError(
@@ -95,8 +95,6 @@ def build_provider(cfg: config.Config, options: ProviderOptions) -> Provider:
                 "(or answer from a cassette with --replay FILE)"
             )
         base_url = validate_base_url(options.base_url) if options.base_url else None
-        # The SDK costs about a second to import; start it now so it overlaps the rest of startup.
-        prewarm()
         provider: Provider = registration.factory(
             api_key=options.api_key,
             base_url=base_url,

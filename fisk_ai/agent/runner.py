@@ -59,6 +59,7 @@ from fisk_ai.agent.outcome import (
 )
 from fisk_ai.agent.pii import PiiError, guarded_hooks
 from fisk_ai.agent.prompt import SystemPrompt, memory_index
+from fisk_ai.agent.replay import stopped_at_the_iteration_cap
 from fisk_ai.agent.resources import Resources, current_tools
 from fisk_ai.llm.types import Message, Role, Usage, user_text
 from fisk_ai.memory import MemoryStoreError, Scope, using_scope
@@ -67,6 +68,7 @@ from fisk_ai.sessions.fingerprint import (
     RESUME_ADVICE,
     Fingerprint,
     FingerprintInputs,
+    ResumeAdvice,
     compute_fingerprint,
     conversation_allowance,
     resume_gate,
@@ -133,7 +135,7 @@ class Runner:
     tool set or budget does not stop it (the standing grants still go with a changed tool set),
     and its token allowance is the lowest it was ever given, so a budget a caller lowers on one
     turn limits the conversation rather than the turn. ``resume_advice`` is what a refusal of
-    the resume gate tells whoever sent the turn to do.
+    the resume gate tells whoever sent the turn to do, in its surface's terms.
     """
 
     def __init__(
@@ -145,7 +147,7 @@ class Runner:
         suspend: asyncio.Event | None = None,
         traceparent: str = "",
         conversation: bool = False,
-        resume_advice: str = RESUME_ADVICE,
+        resume_advice: ResumeAdvice = RESUME_ADVICE,
     ) -> None:
         # The W3C trace context of whoever sent the prompt; the run's span continues it.
         self.traceparent = traceparent
@@ -247,6 +249,11 @@ class Runner:
         if conversation.pending_turn is None and _at_rest(journal.records, state.messages):
             answer = Completed(state.messages[-1].text)
             return await self._run(lambda: _awaiting(answer))
+        if stopped_at_the_iteration_cap(conversation):
+            # The turn is over: what carries the conversation on is another prompt, so the
+            # resume calls no model and says again how the turn ended.
+            spent = IterationsSpent(_cap_sentence(conversation))
+            return await self._run(lambda: _awaiting(spent))
 
         allowance = self._settings.max_iterations
         if not self._settings.interactive:
@@ -435,7 +442,10 @@ class Runner:
         settings = self._settings
         capabilities = self._provider.capabilities
         plan = plan_definitions(
-            tools, supported=capabilities.tool_search, disabled=settings.no_tool_search
+            tools,
+            supported=capabilities.tool_search,
+            disabled=settings.no_tool_search,
+            model=settings.model,
         )
         return compute_fingerprint(
             FingerprintInputs(
@@ -611,6 +621,13 @@ def _at_rest(records: Sequence[Record], messages: Sequence[Message]) -> bool:
         None,
     )
     return last is None or last.stop_reason != "pause_turn"
+
+
+def _cap_sentence(conversation: Conversation) -> str:
+    terminal = conversation.terminal
+    if terminal is not None and terminal.message:
+        return terminal.message
+    return "the last turn used all the iterations it was allowed; continue with another prompt"
 
 
 def _iterations_of_current_turn(records: Sequence[Record]) -> int:

@@ -62,6 +62,7 @@ def register(subcommands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from fisk_ai.agent.resources import provider_name
     from fisk_ai.config import Mode, load, require_something_to_serve
     from fisk_ai.serve.banner import answers_slack
     from fisk_ai.serve.oplog import log_operator_lines
@@ -93,6 +94,12 @@ def run(args: argparse.Namespace) -> int:
     def announce(banner: str) -> None:
         sys.stdout.write(banner)
         sys.stdout.flush()
+        if provider_name(cfg, options.provider) == "anthropic":
+            from fisk_ai.llm.anthropic import prewarm
+
+            # The SDK's import costs more CPU than the rest of the startup; begun after the
+            # banner it holds no endpoint back, and it is done before most first prompts.
+            prewarm()
 
     return asyncio.run(serve_agent(cfg, options, warn=warn, note=note, announce=announce))
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from fisk_ai.llm.anthropic import tool_search_off
 from fisk_ai.tools.base import Confirmable
 from fisk_ai.tools.mcp.importing import McpTool
 from fisk_ai.tools.remote import RemoteTool
@@ -280,8 +281,12 @@ def _model_section(cfg: Config) -> Section:
         thinking = "not set (the provider's default)"
     else:
         thinking = "enabled" if llm.thinking.enabled else "disabled"
+    # Every provider fisk ships offers tool search: what is left is the setting and the model.
+    off = tool_search_off(supported=True, disabled=llm.no_tool_search, model=llm.model)
     if llm.no_tool_search:
         tool_search = "disabled (no_tool_search)"
+    elif off is not None:
+        tool_search = f"unavailable ({off.reason})"
     else:
         tool_search = f"enabled (used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
     budget = llm.budget

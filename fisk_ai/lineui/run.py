@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, TextIO
 
-from fisk_ai.agent.outcome import Completed, RunResult, resumable, waits
+from fisk_ai.agent.outcome import Completed, IterationsSpent, RunResult, resumable, waits
 from fisk_ai.lineui import output as json_output
 from fisk_ai.lineui.output import JsonRun, OutputFormat, Pending, pending_of
 from fisk_ai.lineui.prompter import InputClosed, TerminalPrompter
@@ -134,9 +134,14 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
         verbose=options.verbose,
         delivery=hosted.telemetry.delivery,
     )
-    hint = resume_hint(result.session_id, hosted.resume_flags)
     if resumable(result.outcome):
-        stderr_line(hint)
+        stderr_line(
+            resume_hint(
+                result.session_id,
+                hosted.resume_flags,
+                next_prompt=isinstance(result.outcome, IterationsSpent),
+            )
+        )
     if json_run is None:
         return _exit_code(result)
     return json_run.finish(
@@ -153,9 +158,10 @@ async def _run(options: RunOptions, output: OutputFormat, *, stream: bool) -> in
 async def _refuse_a_conversation_between_turns(
     store: SessionStore, session_id: str, resuming: str
 ) -> None:
-    """A conversation resting between turns takes its next prompt from the chat bar only; a
-    line-mode resume of it would answer nothing and print the last answer again. ``resuming``
-    is the command that continues it on a terminal."""
+    """A conversation resting between turns, or whose last turn used all its iterations, takes
+    its next prompt from the chat bar only; a line-mode resume of it would answer nothing and
+    print the last ending again. ``resuming`` is the command that continues it on a terminal."""
+    from fisk_ai.agent.replay import stopped_at_the_iteration_cap
     from fisk_ai.errors import FiskError
     from fisk_ai.sessions import SessionError, fold
 
@@ -163,7 +169,7 @@ async def _refuse_a_conversation_between_turns(
         stored = fold(await store.read(session_id))
     except (SessionError, FiskError):
         return  # The resume itself says what is wrong with it.
-    if stored.between_turns:
+    if stored.between_turns or stopped_at_the_iteration_cap(stored):
         raise FiskError(
             f"conversation {session_id} is waiting for its next prompt, which only the full "
             f"screen takes; continue it on a terminal without --no-tui: {resuming}"

@@ -94,6 +94,9 @@ class LineSurface:
         if self._tool_output and event.call_id not in self._silent_calls:
             self._line(RESULT_PREFIX)
             self._line(tool_result_text(event).rstrip("\n"))
+            # The guide's transcript parts each output from the next call with a blank line,
+            # whether or not the output ended its last line.
+            self._line("")
 
     def _status(self, event: StatusEvent) -> None:
         # Progress is the pane's and the summary's to show; a wait on a busy model is said, or

@@ -19,7 +19,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -155,34 +155,83 @@ def validate_base_url(text: str) -> str:
     return candidate
 
 
+FIRST_TOOL_SEARCH_VERSION = (4, 5)
+"""The first Claude version the Messages API offers tool search to; Opus 4.1 and earlier lack it."""
+
+_CLAUDE_VERSION = re.compile(
+    r"(?<![a-z0-9])claude-(?:(?:opus|sonnet|haiku|instant)-)?(\d+)(?:[-.](\d{1,2})(?!\d))?"
+)
+"""The version in a Claude model id, in either naming (``claude-3-5-sonnet-...``,
+``claude-opus-4-1-...``), behind a cloud prefix (``anthropic.claude-...``) or before a Vertex
+``@date``; the minor part is one or two digits, never the start of a date."""
+
+
+def model_has_tool_search(model: str) -> bool:
+    """Whether the Messages API offers tool search to ``model``.
+
+    Only a Claude version before 4.5 is known to lack it; a name this rule cannot read (a newer
+    family, a gateway's alias, a local model) keeps what the provider declares, since refusing
+    it would take tool search from models that have it. ``llm.no_tool_search`` covers the rest.
+    """
+    found = _CLAUDE_VERSION.search(model.lower())
+    if found is None:
+        return True
+    version = (int(found.group(1)), int(found.group(2) or 0))
+    return version >= FIRST_TOOL_SEARCH_VERSION
+
+
+@dataclass(frozen=True)
+class ToolSearchOff:
+    """Why a run cannot defer tools: ``setting`` is the configuration key responsible, ``reason``
+    the clause an operator reads."""
+
+    setting: str
+    reason: str
+
+
+def tool_search_off(*, supported: bool, disabled: bool, model: str) -> ToolSearchOff | None:
+    """Why tool search is off for a run of ``model`` on a provider that does (``supported``) or
+    does not offer it, with ``disabled`` set by ``llm.no_tool_search``; None when it is on."""
+    if disabled:
+        return ToolSearchOff("llm.no_tool_search", "llm.no_tool_search is set")
+    if not supported:
+        return ToolSearchOff("llm.provider", "llm.provider does not support tool search")
+    if not model_has_tool_search(model):
+        return ToolSearchOff(
+            "llm.model",
+            f"llm.model {single_line(model, 80)} has no tool search "
+            "(Claude Opus 4.1 and earlier do not offer it)",
+        )
+    return None
+
+
 def plan_tool_search(
     deferrable: Sequence[ToolDef],
     builtins: Sequence[ToolDef],
     *,
     supported: bool,
     disabled: bool,
+    model: str,
 ) -> tuple[tuple[ToolDef, ...], str | None]:
     """Decide which definitions go behind tool search, returning the tools to send and a warning.
 
     ``deferrable`` are the application, remote, MCP and custom tools, each built with
     ``defer_loading`` true unless it must stay loaded (``ai:no_defer``); ``builtins`` are never
     deferred. At ``TOOL_SEARCH_THRESHOLD`` tools or more, counting both, the deferrable ones keep
-    their flag when the provider supports tool search and ``disabled`` (``llm.no_tool_search``) is
-    false. Otherwise every tool is sent loaded, with a warning when the set is that large. The
-    result lists the deferrable tools first, then the built-ins, in the order given.
+    their flag when the provider supports tool search, ``model`` has it and ``disabled``
+    (``llm.no_tool_search``) is false. Otherwise every tool is sent loaded, with a warning when
+    the set is that large. The result lists the deferrable tools first, then the built-ins, in
+    the order given.
     """
     count = len(deferrable) + len(builtins)
     loaded_builtins = tuple(_loaded(tool) for tool in builtins)
-    if count >= TOOL_SEARCH_THRESHOLD and supported and not disabled:
+    off = tool_search_off(supported=supported, disabled=disabled, model=model)
+    if count >= TOOL_SEARCH_THRESHOLD and off is None:
         return (*deferrable, *loaded_builtins), None
     tools = (*(_loaded(tool) for tool in deferrable), *loaded_builtins)
-    if count < TOOL_SEARCH_THRESHOLD:
+    if off is None or count < TOOL_SEARCH_THRESHOLD:
         return tools, None
-    if disabled:
-        reason = "llm.no_tool_search is set"
-    else:
-        reason = "llm.provider does not support tool search"
-    return tools, f"{reason}, so all {count} tools are sent to the model directly"
+    return tools, f"{off.reason}, so all {count} tools are sent to the model directly"
 
 
 def _loaded(tool: ToolDef) -> ToolDef:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -43,6 +42,7 @@ from fisk_ai.tools.base import (
     Tool,
 )
 from fisk_ai.tools.gating import confirm_trigger
+from fisk_ai.tools.names import CANNOT_REPORT_GATING, unusable_name
 from fisk_ai.tools.prepared import PreparedCall, prepare_call
 from fisk_ai.tools.selection import ToolFilter, is_selected
 
@@ -80,7 +80,6 @@ APPROVE_SCHEMA: dict[str, Any] = {
     },
     "required": [APPROVE_KEY],
 }
-_SERVABLE_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -115,12 +114,12 @@ def select_mcp_tools(
             withheld.append(tool.name)
             continue
         if not isinstance(tool, Confirmable):
-            unservable.append((tool.name, "it cannot report whether it is confirmation-gated"))
+            unservable.append((tool.name, CANNOT_REPORT_GATING))
             continue
         if not is_selected(tool.name, tool.tags, include=include, exclude=exclude):
             continue
-        if _SERVABLE_NAME.fullmatch(tool.name) is None:
-            unservable.append((tool.name, "its name is not letters, digits, - and _ only"))
+        if (bad_name := unusable_name(tool.name)) is not None:
+            unservable.append((tool.name, bad_name))
             continue
         if isinstance(tool, AsksOperator) and tool.asks_operator:
             unservable.append((tool.name, "it asks a person, and fisk mcp has nobody to ask"))

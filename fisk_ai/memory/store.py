@@ -40,6 +40,7 @@ __all__ = [
     "StoreInfo",
     "UnopenedStore",
     "check_capacity",
+    "check_injected_backend",
     "current_scope",
     "is_valid_key",
     "normalize_description",
@@ -183,6 +184,19 @@ class MemoryStore(Protocol):
     async def delete(self, key: str, scope: Scope | None = None) -> bool:
         """Remove the memory under ``key``; whether there was one."""
         ...
+
+
+def check_injected_backend(store: MemoryStore, configured: str | None) -> None:
+    """Refuse a store an embedder passed in whose backend is not the one agent.yaml names in
+    ``harness.memory.backend``; ``configured`` None (the key left out) takes the store as it
+    is. Either way round the run would keep its memories somewhere the operator did not say."""
+    backend = store.info().backend
+    if configured is not None and backend != configured:
+        raise MemoryStoreError(
+            f'harness.memory.backend is "{configured}" but the memory store passed in is a '
+            f'"{backend}" store; set harness.memory.backend to "{backend}", or leave it out to '
+            "take the store passed in"
+        )
 
 
 def is_valid_key(key: str) -> bool:

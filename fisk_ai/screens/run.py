@@ -33,7 +33,7 @@ from fisk_ai.agent.events import (
     WarningEvent,
     WarningKind,
 )
-from fisk_ai.agent.outcome import Completed, RunResult, resumable
+from fisk_ai.agent.outcome import Completed, NotRun, Refusal, RunResult, resumable
 from fisk_ai.errors import FiskError
 from fisk_ai.llm.types import Usage
 from fisk_ai.presentation import stored_ending_lines, turn_end_lines
@@ -221,6 +221,8 @@ class RunScreen(Screen[None]):
         """Conversations /clear walked away from, to be named again on exit."""
         self._worked_seconds = 0.0
         self._turn_started: float | None = None
+        # How the read-back said the stored conversation's last turn ended.
+        self._ending_read_back: tuple[str, ...] = ()
         self.warned: set[str] = set()
         """The once-per-conversation warnings already shown in this conversation."""
         self.ticks = 0
@@ -439,7 +441,23 @@ class RunScreen(Screen[None]):
         """Post the stored conversation as it was left, for the screen to show, then continue
         it."""
         self.post_message(await self._read_back(session_id))
-        return await self.bridge.resume(session_id, force=force)
+        # Imported here, as the read-back's: the first frame does without the a2a client.
+        from fisk_ai.a2a.conversation import TurnFailed
+
+        try:
+            return await self.bridge.resume(session_id, force=force)
+        except TurnFailed as failed:
+            refused = failed.outcome
+            if not (
+                self.bridge.store is None
+                and isinstance(refused, NotRun)
+                and refused.refusal is Refusal.NOT_STARTED
+            ):
+                raise
+        # An agent `fisk serve` hosts takes no resume of a conversation whose last turn is over:
+        # reading it back is all it accepts until the next prompt, which the chat bar now sends
+        # as this conversation's.
+        return RunResult(Completed(""), session_id)
 
     async def _read_back(self, session_id: str) -> RunScreen.ConversationReadBack:
         problems: list[str] = []
@@ -482,6 +500,7 @@ class RunScreen(Screen[None]):
         self.view.append(message.events)
         for line in message.ending:
             self.view.add_meta(line)
+        self._ending_read_back = message.ending
         for event in message.events:
             if isinstance(event, PromptEvent):
                 self.chat.remember(event.text)
@@ -501,6 +520,9 @@ class RunScreen(Screen[None]):
         result = message.result
         self.last_result = result
         self.error = ""
+        ending_read_back, self._ending_read_back = self._ending_read_back, ()
+        # A resume that ran nothing ends as the read-back already said.
+        said_already = ending_read_back and result.llm_calls == self.counters.model_calls
         self.counters = Counters(
             usage=result.usage, model_calls=result.llm_calls, tool_calls=result.tool_calls
         )
@@ -508,8 +530,10 @@ class RunScreen(Screen[None]):
         if isinstance(result.outcome, Completed):
             self.last_answer = result.answer
         else:
-            for line in turn_end_lines(state.word, result.message):
-                self.view.add_meta(line)
+            ending = turn_end_lines(state.word, result.message)
+            if not (said_already and tuple(ending) == ending_read_back):
+                for line in ending:
+                    self.view.add_meta(line)
             if resumable(result.outcome):
                 self.view.add_meta(CONTINUE_HERE)
         self.run_state = state

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from fisk_ai.serve.tools import ServedSelection, ToolsServer
 
 __all__ = [
+    "JOBS_TOOL_NOTE",
     "PROMPTS_TOOL_NOTE",
+    "SLACK_TOOL_NOTE",
     "Started",
     "answers_a2a_http",
     "answers_prompts",
@@ -27,12 +29,21 @@ __all__ = [
     "runs_agent",
     "serves_tools",
     "sessions_label",
+    "stores_reach_nats",
     "takes_jobs",
 ]
 
 PROMPTS_TOOL_NOTE = (
     "Answering a prompt runs the agent loop and reaches every tool the top-level include and "
     "exclude selected."
+)
+JOBS_TOOL_NOTE = (
+    "Each job taken runs the agent loop on the prompt it carries and reaches every tool the "
+    "top-level include and exclude selected."
+)
+SLACK_TOOL_NOTE = (
+    "A mention of the bot runs the agent loop on its thread and reaches every tool the "
+    "top-level include and exclude selected."
 )
 
 _Rows = list[tuple[str, list[str]]]
@@ -67,19 +78,28 @@ def serves_tools(cfg: Config) -> bool:
 
 def reaches_nats(cfg: Config) -> bool:
     """Whether something `fisk serve` runs for ``cfg`` reaches NATS: the a2a endpoints, the
-    queue, remote_tools, or a JetStream session or memory store. Only then does the process
-    connect to the agent's NATS context, so a Slack bot keeping its sessions in files needs
-    none."""
-    from fisk_ai.config import StoreBackend
-
-    harness = cfg.harness
+    queue, remote_tools, or a session or memory backend that declared it needs NATS (the
+    JetStream ones). Only then does the process connect to the agent's NATS context, so a Slack
+    bot keeping its sessions in files needs none."""
     return (
         answers_prompts(cfg)
         or serves_tools(cfg)
         or takes_jobs(cfg)
         or bool(cfg.remote_tools)
-        or harness.sessions.backend is StoreBackend.JETSTREAM
-        or (harness.memory.enabled and harness.memory.backend is StoreBackend.JETSTREAM)
+        or stores_reach_nats(cfg)
+    )
+
+
+def stores_reach_nats(cfg: Config) -> bool:
+    """Whether the session backend, or the memory backend when memory is on, is one that
+    registered as needing NATS; the registry answers, so a new backend needs no change here."""
+    from fisk_ai.memory.backends import backend_requires_nats as memory_requires_nats
+    from fisk_ai.sessions.backends import backend_requires_nats as sessions_require_nats
+
+    harness = cfg.harness
+    memory = harness.memory
+    return sessions_require_nats(harness.sessions.backend.value) or (
+        memory.enabled and memory_requires_nats(memory.backend.value)
     )
 
 
@@ -131,7 +151,7 @@ def banner(cfg: Config, started: Started) -> str:
         channel, from_flag = started.jobs
         source = "--workers" if from_flag else "config"
         top.append(("Queue Workers", [f"{channel.options.workers} ({source})"]))
-        sections.append(("Taking queued jobs", _jobs_rows(channel), ""))
+        sections.append(("Taking queued jobs", _jobs_rows(channel), JOBS_TOOL_NOTE))
     if prompts is not None:
         sections.append(("Answering prompts over a2a", _prompts_rows(cfg), PROMPTS_TOOL_NOTE))
     if started.tools is not None:
@@ -139,7 +159,9 @@ def banner(cfg: Config, started: Started) -> str:
     if started.a2a_http is not None:
         sections.append(("Answering A2A 1.0 over HTTP", _a2a_http_rows(cfg, started.a2a_http), ""))
     if cfg.expose.agent.slack is not None:
-        sections.append(("Answering in Slack", _slack_rows(cfg.expose.agent.slack), ""))
+        sections.append(
+            ("Answering in Slack", _slack_rows(cfg.expose.agent.slack), SLACK_TOOL_NOTE)
+        )
     width = 4 + max(
         len(label) for label, _ in [*top, *(row for _, rows, _ in sections for row in rows)]
     )
@@ -187,14 +209,14 @@ def knowledge_label(cfg: Config) -> str:
 
 
 def sessions_label(cfg: Config) -> str:
-    """The session backend as the banner names it: the jetstream backend with its stream."""
-    from fisk_ai.config import JetStreamSessionsOptions, StoreBackend
-
+    """The session backend as the banner names it, with the options that say where it keeps
+    the sessions: ``jetstream (FISK_SESSIONS)``. A directory is left out, as the guide's
+    ``file`` row has it, since ``--state-dir`` may move it."""
     sessions = cfg.harness.sessions
-    options = sessions.backend_options
-    if sessions.backend is StoreBackend.JETSTREAM and isinstance(options, JetStreamSessionsOptions):
-        return f"jetstream ({options.stream})"
-    return sessions.backend.value
+    options = sessions.backend_options.model_dump()
+    where = [str(value) for key, value in options.items() if key != "directory" and value]
+    name = sessions.backend.value
+    return f"{name} ({', '.join(where)})" if where else name
 
 
 def _context_rows(cfg: Config, *, jobs: bool) -> _Rows:

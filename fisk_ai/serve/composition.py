@@ -21,25 +21,28 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from fisk_ai.agent.application import ApplicationTools
-    from fisk_ai.agent.resources import Resources
+    from fisk_ai.agent.resources import MemoryAccess, Resources
     from fisk_ai.config import Config
     from fisk_ai.llm.types import Provider
+    from fisk_ai.memory import MemoryStore
     from fisk_ai.telemetry import Delivery
 
-__all__ = ["Composition", "compose_agent"]
+__all__ = ["Composition", "compose_agent", "injected_memory"]
 
 
 @dataclass(frozen=True)
 class Composition:
     """How one host wants the agent's resources: the session directory (``--state-dir``), the
     directory command tools run in, whether its runs are chats with an input bar, verbosity,
-    and whether telemetry is switched off (``--no-telemetry``)."""
+    whether telemetry is switched off (``--no-telemetry``), and an embedder's own memory
+    store, used instead of opening the one harness.memory describes (``injected_memory``)."""
 
     state_dir: str | None = None
     work_dir: Path | None = None
     interactive: bool = False
     verbose: bool = False
     no_telemetry: bool = False
+    memory_store: MemoryStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -85,7 +88,14 @@ async def compose_agent(
         # Every store is reached before the first run, as the memory bucket is: a missing
         # stream fails the start, not each run that arrives.
         await check_session_store(store)
-        memory = await opened.enter_async_context(open_memory(cfg))
+        memory = (
+            await opened.enter_async_context(open_memory(cfg))
+            if composition.memory_store is None
+            else await injected_memory(cfg, composition.memory_store)
+        )
+        if memory is not None:
+            info = memory.store.info()
+            telemetry.memory_store(info.backend, info.location)
         knowledge = await opened.enter_async_context(open_knowledge(cfg))
         remote = await opened.enter_async_context(import_remote_tools(cfg, strict=True))
         for warning in remote.warnings:
@@ -125,3 +135,23 @@ async def compose_agent(
             memory=memory,
             telemetry=telemetry,
         )
+
+
+async def injected_memory(cfg: Config, store: MemoryStore) -> MemoryAccess:
+    """The memory runs share when an embedder passes its own ``store``: harness.memory must be
+    enabled (a store the runs would never use is refused, not ignored), a backend named in
+    harness.memory.backend must be the store's, and the store is reached once before any run,
+    as a configured one is."""
+    from fisk_ai.agent.resources import MemoryAccess
+    from fisk_ai.memory import MemoryStoreError, check_injected_backend
+
+    memory = cfg.harness.memory
+    if not memory.enabled:
+        raise MemoryStoreError(
+            "a memory store was passed in but harness.memory.enabled is false; set it to true "
+            "for the runs to use the store"
+        )
+    named = memory.backend.value if "backend" in memory.model_fields_set else None
+    check_injected_backend(store, named)
+    await store.list()
+    return MemoryAccess(store, index=not memory.no_index)

@@ -127,13 +127,19 @@ async def host_local_agent(
     terminal can answer questions: without it a gated call is refused before anybody is asked,
     as it is for a run with no operator."""
     from fisk_ai.agent.application import load_application_tools
-    from fisk_ai.agent.resources import build_provider
+    from fisk_ai.agent.resources import build_provider, provider_name
     from fisk_ai.serve.composition import Composition, compose_agent
     from fisk_ai.serve.prompts import LOCAL, PromptsOptions, PromptsServer
     from fisk_ai.serve.remote import remote_request_timeout
 
     report = TelemetryReport()
     provider = build_provider(cfg, options.provider)
+    if provider_name(cfg, options.provider) == "anthropic":
+        from fisk_ai.llm.anthropic import prewarm
+
+        # The SDK costs about a second to import; begun now it overlaps the rest of the
+        # hosting (after the full screen's first frame, which it would hold up).
+        prewarm()
 
     def delivered(delivery: Delivery) -> None:
         report.delivery = delivery

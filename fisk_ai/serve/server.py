@@ -50,7 +50,7 @@ from fisk_ai.sessions.errors import (
     ResumeRefused,
     SessionError,
 )
-from fisk_ai.sessions.fingerprint import RESUME_ADVICE
+from fisk_ai.sessions.fingerprint import RESUME_ADVICE, ResumeAdvice
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import Record
 from fisk_ai.telemetry import TurnTrace, turn_trace
@@ -162,7 +162,7 @@ class Work:
     """Callers send this conversation turns over the life of a deployment (the prompts
     channel): a changed tool set or a lowered budget does not stop it, its allowance is the
     lowest it was given, and a configuration change that does stop it ends the turn failed."""
-    resume_advice: str = RESUME_ADVICE
+    resume_advice: ResumeAdvice = RESUME_ADVICE
     """What a refusal of the resume gate tells the sender to do, in the sender's terms."""
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fisk_ai import config
 from fisk_ai.errors import FiskError
@@ -15,11 +16,17 @@ from fisk_ai.sessions import (
     default_state_directory,
     lookup_backend,
 )
+from fisk_ai.sessions.backends import backend_requires_nats
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
 
-__all__ = ["STARTUP_PROBE_SESSION", "check_session_store", "session_store_for"]
+__all__ = [
+    "STARTUP_PROBE_SESSION",
+    "check_session_store",
+    "open_session_store",
+    "session_store_for",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -41,28 +48,54 @@ def session_store_for(cfg: config.Config | None, state_dir: str | None) -> Sessi
     """The configured session backend; ``--state-dir`` overrides the file backend's directory
     and is refused with any other backend rather than silently ignored.
 
-    The jetstream backend reaches NATS through the configuration's ``nats_context`` (the selected
-    context when it is empty): the context file is read here, and the connection is made when
-    the store is first used and closed once it is idle.
+    A backend that reaches NATS does so through the configuration's ``nats_context`` (the
+    selected context when it is empty): the context file is read here, and the connection is
+    made when the store is first used and closed once it is idle.
     """
     if cfg is None:
         return FileSessionStore(Path(state_dir) if state_dir else default_state_directory())
     sessions = cfg.harness.sessions
-    options = sessions.backend_options
-    if sessions.backend is not config.StoreBackend.FILE:
-        if state_dir:
+    return open_session_store(
+        sessions.backend.value,
+        sessions.backend_options.model_dump(),
+        nats_context=cfg.nats_context,
+        state_dir=state_dir,
+    )
+
+
+def open_session_store(
+    backend: str,
+    options: Mapping[str, Any],
+    *,
+    nats_context: str = "",
+    state_dir: str | None = None,
+) -> SessionStore:
+    """The session store registered as ``backend``, built from its ``options`` block, and given
+    a NATS connection through ``nats_context`` when it declared that it needs one.
+
+    ``state_dir`` replaces the directory of a backend kept in one (its options have a
+    ``directory``) and is refused by any other.
+    """
+    factory = lookup_backend(backend)
+    arguments = dict(options)
+    if state_dir:
+        if "directory" not in arguments:
             raise FiskError(
-                f"--state-dir applies only to the file session backend, and "
-                f"harness.sessions.backend is {sessions.backend.value}; drop the flag"
+                f"--state-dir applies only to the file session backend (or another kept in a "
+                f"directory), and harness.sessions.backend is {backend}; drop the flag"
             )
-        assert isinstance(options, config.JetStreamSessionsOptions)
-        return _jetstream_store(options.stream, cfg.nats_context)
-    assert isinstance(options, config.FileSessionsOptions)
-    # A relative directory resolves against the working directory, like every store path.
-    return FileSessionStore(Path(state_dir) if state_dir else Path(options.directory))
+        arguments["directory"] = state_dir
+    if "directory" in arguments:
+        # A relative directory resolves against the working directory, like every store path.
+        arguments["directory"] = Path(arguments["directory"])
+    if backend_requires_nats(backend):
+        arguments.update(_nats_arguments(backend, nats_context))
+    return factory(**arguments)
 
 
-def _jetstream_store(stream: str, nats_context: str) -> SessionStore:
+def _nats_arguments(backend: str, nats_context: str) -> dict[str, Any]:
+    """What a backend that reaches NATS is given: the context's name, a way to connect through
+    it, and its JetStream options."""
     from fisk_ai.broker.context import connect_options, jetstream_options, load_context
 
     context = load_context(nats_context or None)
@@ -78,17 +111,15 @@ def _jetstream_store(stream: str, nats_context: str) -> SessionStore:
             reason = str(failure).removeprefix("nats: ").strip() or type(failure).__name__
             raise SessionError(
                 f"cannot reach NATS at {context.redacted_url} through NATS context "
-                f"{context.name} for the jetstream session backend ({reason}); check the "
+                f"{context.name} for the {backend} session backend ({reason}); check the "
                 "context's url and credentials"
             ) from None
 
-    factory = lookup_backend(config.StoreBackend.JETSTREAM.value)
-    return factory(
-        stream=stream,
-        nats_context=context.name,
-        open_connection=open_connection,
-        jetstream_options=jetstream_options(context),
-    )
+    return {
+        "nats_context": context.name,
+        "open_connection": open_connection,
+        "jetstream_options": jetstream_options(context),
+    }
 
 
 async def _note_client_error(error: Exception) -> None:

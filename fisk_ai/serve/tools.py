@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -62,6 +61,7 @@ from fisk_ai.serve.tasks import RunningTasks
 from fisk_ai.telemetry import DISABLED, TOOL_FAILED, ServedCall, ServedToolOutcome, Telemetry
 from fisk_ai.tools.base import BehaviorDescriber, Confirmable, ExecDeps, Outcome, Tool
 from fisk_ai.tools.gating import confirm_trigger
+from fisk_ai.tools.names import CANNOT_REPORT_GATING, unusable_name
 from fisk_ai.tools.selection import ToolFilter, is_selected
 
 __all__ = [
@@ -79,7 +79,6 @@ TOOL_TIMEOUT_SETTING = "expose.agent.a2a.tool_timeout"
 
 _RequestT = TypeVar("_RequestT", DiscoveryRequest, ToolRequest)
 
-_SERVABLE_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
 _log = logging.getLogger(__name__)
 
 
@@ -113,7 +112,7 @@ def select_served_tools(
     """The tools served over a2a out of a run's ``tools`` (already narrowed by the top-level
     include and exclude): those that declare a2a exposure, narrowed by expose.agent.tools
     (``include`` and ``exclude``), less the confirm-gated ones, since no operator stands behind
-    a served call to approve it."""
+    a served call to approve it, and less any that cannot report whether it is gated."""
     exposed: list[Tool] = []
     withheld: list[str] = []
     gated: list[tuple[str, str]] = []
@@ -122,14 +121,16 @@ def select_served_tools(
         if not tool.a2a_exposable:
             withheld.append(tool.name)
             continue
-        tags: Sequence[str] = tool.tags if isinstance(tool, Confirmable) else ()
-        if not is_selected(tool.name, tags, include=include, exclude=exclude):
+        if not isinstance(tool, Confirmable):
+            unservable.append((tool.name, CANNOT_REPORT_GATING))
             continue
-        trigger = confirm_trigger(tags, confirm_tags)
+        if not is_selected(tool.name, tool.tags, include=include, exclude=exclude):
+            continue
+        trigger = confirm_trigger(tool.tags, confirm_tags)
         if trigger is not None:
             gated.append((tool.name, trigger))
-        elif _SERVABLE_NAME.fullmatch(tool.name) is None:
-            unservable.append((tool.name, "its name is not letters, digits, - and _ only"))
+        elif (bad_name := unusable_name(tool.name)) is not None:
+            unservable.append((tool.name, bad_name))
         elif not tool.description.strip():
             unservable.append((tool.name, "it has no description"))
         else:

@@ -37,6 +37,7 @@ __all__ = [
     "Fingerprint",
     "FingerprintChange",
     "FingerprintInputs",
+    "ResumeAdvice",
     "ResumeDecision",
     "compare_fingerprints",
     "compute_fingerprint",
@@ -167,7 +168,22 @@ def compare_fingerprints(
     return tuple(changes)
 
 
-RESUME_ADVICE = "restore it, or pass --force to continue the session anyway"
+@dataclass(frozen=True)
+class ResumeAdvice:
+    """What the resume gate's refusals tell a sender to do, in the terms of the surface it
+    sent from (see ``resume_gate``)."""
+
+    changed: str
+    """After a change that force carries a conversation across."""
+    never: str
+    """The words ending the refusal of a changed provider, which nothing carries a
+    conversation across, after "can never be resumed with <provider>"."""
+
+
+RESUME_ADVICE = ResumeAdvice(
+    changed="restore it, or pass --force to continue the session anyway",
+    never=", not even with --force",
+)
 """What the resume gate's refusal tells the operator of a command line to do."""
 
 
@@ -177,17 +193,17 @@ def resume_gate(
     *,
     force: bool,
     conversation: bool = False,
-    advice: str = RESUME_ADVICE,
+    advice: ResumeAdvice = RESUME_ADVICE,
 ) -> ResumeDecision:
     """Decide whether a conversation fingerprinted as ``stored`` may continue under ``current``.
 
-    A changed provider is refused outright. Any other change is refused unless ``force``, with
-    ``advice`` saying what to do; a resume forced across a change, or going on across a changed
-    tool set, forgets the standing grants, since they approved calls under a configuration that
-    is no longer the one asking. A served
-    ``conversation`` goes on across a changed tool set or budget without being forced: its
-    turns arrive from callers over the life of a deployment, and its allowance is the lowest
-    of the budgets it was given (see Runner).
+    A changed provider is refused outright, and any other change unless ``force``; ``advice``
+    says what the sender can do, in its surface's terms. A resume forced across a change, or
+    going on across a changed tool set, forgets the standing grants, since they approved calls
+    under a configuration that is no longer the one asking. A served ``conversation`` goes on
+    across a changed tool set or budget without being forced: its turns arrive from callers
+    over the life of a deployment, and its allowance is the lowest of the budgets it was given
+    (see Runner).
     """
     changes = compare_fingerprints(stored, current)
     if changes and current.legacy is not None:
@@ -199,16 +215,16 @@ def resume_gate(
             changes = legacy_changes
     listed = ", ".join(change.description for change in changes)
     if any(change.change_class is ChangeClass.HARD for change in changes):
-        never = "; start a new conversation" if conversation else ", not even with --force"
         raise ResumeRefused(
             f"the session was started with llm.provider {_shown(stored.provider)} and can never "
-            f"be resumed with {_shown(current.provider)}{never} ({listed})"
+            f"be resumed with {_shown(current.provider)}{advice.never} ({listed})"
         )
     passing = _PASSING_IN_A_CONVERSATION if conversation else frozenset[ChangeClass]()
     needs_force = any(change.change_class not in passing for change in changes)
     if not force and needs_force:
         raise ResumeRefused(
-            f"the agent configuration changed since the session started ({listed}); {advice}"
+            "the agent configuration changed since the session started "
+            f"({listed}); {advice.changed}"
         )
     return ResumeDecision(
         # What was approved was approved for the configuration it was asked under.

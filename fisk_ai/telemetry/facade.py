@@ -340,6 +340,11 @@ class Telemetry:
         ``shutdown`` ends as failed (``error.type=setup_failed``): the process stopped before
         it was ready."""
 
+    def memory_store(self, backend: str, location: str = "") -> None:
+        """The memory store every run of this process shares: its registered backend name and
+        its operator-configured location (never a path) go on the startup span and on the span
+        of each memory tool call. Span attributes only, never metric labels."""
+
     def ready(self, *, tools_by_kind: Mapping[str, int] | None = None) -> None:
         """The process can take its first prompt: end the startup span, with the tool set's
         size per kind (``application``, ``builtin``, ``remote``, ``mcp``, ``custom``)."""

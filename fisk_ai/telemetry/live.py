@@ -19,6 +19,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -89,6 +90,14 @@ APPEND_BUCKETS: tuple[float, ...] = (
     *(0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
 KNOWLEDGE_SOURCE = "knowledge"
+# With capture on a span carries up to two content attributes (a chat span's input and output,
+# a tool span's arguments and result), so an export request of N spans is up to 2 x N x
+# max_bytes. The batch is sized to keep a request near 2 MiB, under a collector's usual limit:
+# a refused request loses its whole batch, not the one span that made it too big.
+CAPTURE_REQUEST_BYTES = 2 * 1024 * 1024
+CONTENT_ATTRIBUTES_PER_SPAN = 2
+MIN_CAPTURE_BATCH = 16
+MAX_EXPORT_BATCH = 512
 
 # In the GenAI metrics registry but newer than the pinned conventions package.
 INVOKE_AGENT_DURATION = "gen_ai.invoke_agent.duration"
@@ -121,6 +130,8 @@ SERVED_REQUEST = "fisk.served.request"
 SERVED_CALLER = "fisk.served.caller"
 SERVED_CALLER_VERIFIED = "fisk.served.caller_verified"
 SERVED_SENDER = "fisk.served.sender"
+MEMORY_BACKEND = "fisk.memory.backend"
+MEMORY_LOCATION = "fisk.memory.location"
 CONTENT_FROM_INDEX = "fisk.content.from_index"
 CONTENT_TRUNCATED = "fisk.content.truncated"
 CONTENT_DROPPED_MESSAGES = "fisk.content.dropped_messages"
@@ -128,6 +139,7 @@ CONTENT_DROPPED_MESSAGES = "fisk.content.dropped_messages"
 TOOL_TYPE_FUNCTION = "function"
 TOOL_TYPE_DATASTORE = "datastore"
 KNOWLEDGE_TOOL_PREFIX = "knowledge_"
+MEMORY_TOOL_PREFIX = "memory_"
 KIND_UNKNOWN = "unknown"
 KIND_REMOTE = "remote"
 KIND_BUILTIN = "builtin"
@@ -186,6 +198,16 @@ def process_started_ns() -> int:
         return _IMPORTED_NS
     now = time.time_ns()
     return min(now, now - int((since_boot - started_after_boot) * 1e9))
+
+
+def capture_export_batch(max_bytes: int) -> int:
+    """How many spans one export request carries with content capture on, derived from the
+    per-attribute limit ``max_bytes``; with no limit (0) a span's size is unbounded, so the
+    smallest batch."""
+    if max_bytes <= 0:
+        return MIN_CAPTURE_BATCH
+    spans = CAPTURE_REQUEST_BYTES // (CONTENT_ATTRIBUTES_PER_SPAN * max_bytes)
+    return min(max(spans, MIN_CAPTURE_BATCH), MAX_EXPORT_BATCH)
 
 
 def argument_keys(arguments: str) -> tuple[str, ...]:
@@ -439,14 +461,25 @@ class LiveTelemetry(Telemetry):
             local_parent_sampled=ALWAYS_ON,
             local_parent_not_sampled=ALWAYS_OFF,
         )
+        # Capture alone changes the export's shape: transcripts compress several-fold, and a
+        # batch sized from the limit keeps a request within what a collector takes. Without it
+        # the SDK's defaults, and the operator's OTEL_BSP_* and compression variables, stand.
         self._spans = _CountingSpanExporter(
-            OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces", timeout=EXPORT_TIMEOUT_SECONDS)
+            OTLPSpanExporter(
+                endpoint=f"{endpoint}/v1/traces",
+                timeout=EXPORT_TIMEOUT_SECONDS,
+                compression=Compression.Gzip if settings.capture else None,
+            )
         )
+        batch = capture_export_batch(settings.capture_max_bytes) if settings.capture else None
         self._tracer_provider = TracerProvider(resource=resource, sampler=sampler)
-        self._tracer_provider.add_span_processor(BatchSpanProcessor(self._spans))
+        self._tracer_provider.add_span_processor(
+            BatchSpanProcessor(self._spans, max_export_batch_size=batch)
+        )
         self._tracer = self._tracer_provider.get_tracer("fisk_ai")
         self._propagator = _PROPAGATOR
         self._startup: trace.Span | None = None
+        self._memory: dict[str, Attribute] = {}
         self._meter_provider: MeterProvider | None = None
         if not settings.no_metrics:
             reader = PeriodicExportingMetricReader(
@@ -550,6 +583,13 @@ class LiveTelemetry(Telemetry):
             kind=SpanKind.INTERNAL,
             start_time=process_started_ns(),
         )
+
+    def memory_store(self, backend: str, location: str = "") -> None:
+        self._memory = {MEMORY_BACKEND: backend}
+        if location:
+            self._memory[MEMORY_LOCATION] = location
+        if self._startup is not None:
+            self._startup.set_attributes(self._memory)
 
     def ready(self, *, tools_by_kind: Mapping[str, int] | None = None) -> None:
         span, self._startup = self._startup, None
@@ -735,6 +775,10 @@ class LiveTelemetry(Telemetry):
                 span.set(TOOL_OUTCOME, outcome)
                 if span.rewritten_to is not None:
                     name, kind = span.rewritten_to
+                # Set last, for the tool that ran: a PreToolUse hook may have changed it.
+                if kind == KIND_BUILTIN and name.startswith(MEMORY_TOOL_PREFIX):
+                    for key, value in self._memory.items():
+                        span.set(key, value)
                 if tally is not None:
                     tally.tool_calls += 1
                     if kind == KIND_REMOTE:

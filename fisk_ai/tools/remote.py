@@ -19,7 +19,6 @@ field.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from typing import Any, Protocol
 from fisk_ai.errors import FiskError
 from fisk_ai.tools.base import ExecRecord, Kind, Outcome
 from fisk_ai.tools.imported import ImportedTool
+from fisk_ai.tools.names import unusable_name
 from fisk_ai.tools.selection import ToolFilter, is_selected
 from fisk_ai.tools.toolset import ToolCollisionError, ToolSource
 
@@ -44,8 +44,6 @@ __all__ = [
     "outcome_of",
     "remote_source_label",
 ]
-
-_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
 
 
 class RemoteCallFailed(FiskError):
@@ -158,8 +156,8 @@ class RemoteHost:
 
 
 def _unusable(descriptor: RemoteDescriptor) -> str | None:
-    if _TOOL_NAME.fullmatch(descriptor.name) is None:
-        return "its name is not letters, digits, - and _ only"
+    if (bad_name := unusable_name(descriptor.name)) is not None:
+        return bad_name
     schema = descriptor.input_schema
     if not isinstance(schema, Mapping):
         return "its input schema is not a JSON object"

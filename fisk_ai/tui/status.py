@@ -98,7 +98,7 @@ class Counters:
 
     @property
     def tokens(self) -> int:
-        """The budget counts cache reads and writes at full weight, so the bar shows the sum."""
+        """What the budget counts: cache reads and writes at full weight beside input and output."""
         usage = self.usage
         return (
             usage.input_tokens
@@ -151,17 +151,19 @@ class StatusLine:
 
     def text(self, width: int | None = None) -> str:
         """The bar's text; given a ``width``, the parts that matter least go first (the
-        session, the model, thinking, tokens), then the activity is shortened, so the state
-        word and the help hint always show."""
+        session, the model, thinking, cache reads, tokens), then the activity is shortened, so
+        the state word and the help hint always show."""
         state = f"[{self.state.word}]"
         hint = f"   {self.help_key} help"
         if self.state is RunState.AWAITING_INPUT:
             # The guide's words for leaving the chat bar; the conversation is kept.
             hint = f"   ctrl-d done{hint}"
-        optional = [
-            f"tokens={self.counters.tokens:,}",
-            f"thinking={self.counters.usage.thinking_tokens:,}",
-        ]
+        usage = self.counters.usage
+        # As the run summary: uncached input over output (thinking included); then cache reads.
+        optional = [f"tokens={usage.input_tokens:,}/{usage.output_tokens:,}"]
+        if usage.cache_read_tokens:
+            optional.append(f"cached={usage.cache_read_tokens:,}")
+        optional.append(f"thinking={usage.thinking_tokens:,}")
         if self.model:
             optional.append(f"model={single_line(self.model, 40)}")
         if self.session:

@@ -3,12 +3,13 @@ taken out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
 from fisk_ai.util.sanitize import single_line
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact_url", "redact_values"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "redact_url", "redact_urls", "redact_values"]
 
 REDACTED = "REDACTED"
 MIN_SECRET_LENGTH = 8
@@ -37,6 +38,33 @@ def redact_url(url: str) -> str:
     if not has_scheme:
         rebuilt = rebuilt.removeprefix("//")
     return single_line(rebuilt)
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s\"'<>]+")
+_SENTENCE_PUNCTUATION = frozenset(".,;:!?")
+_OPENER_OF = {")": "(", "]": "[", "}": "{"}
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every http(s) URL in it redacted as ``redact_url`` does.
+
+    A URL found in a sentence ends before the punctuation that closes the sentence or a clause,
+    and before a closing bracket it did not open, so ``(https://host/mcp?key=...)`` keeps its
+    ``)`` rather than losing it inside a redacted query value.
+    """
+    return _URL_IN_TEXT.sub(lambda found: _redact_found(found.group(0)), text)
+
+
+def _redact_found(found: str) -> str:
+    end = len(found)
+    while end:
+        last = found[end - 1]
+        opener = _OPENER_OF.get(last)
+        unopened = opener is not None and found.count(last, 0, end) > found.count(opener, 0, end)
+        if last not in _SENTENCE_PUNCTUATION and not unopened:
+            break
+        end -= 1
+    return redact_url(found[:end]) + found[end:]
 
 
 def _redact_parameter(item: str) -> str:

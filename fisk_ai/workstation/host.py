@@ -204,7 +204,7 @@ async def _host(options: RunOptions, check: ConfigCheck | None) -> int:
 
 def _reprint(app: FiskApp, options: RunOptions, hosting: _Hosting, captured: str) -> int:
     """Write what matters of the run to the restored terminal; return the exit code."""
-    from fisk_ai.agent.outcome import Completed, waits
+    from fisk_ai.agent.outcome import Completed, IterationsSpent, waits
     from fisk_ai.lineui.run import EXIT_INTERRUPTED, print_summary, stderr_line
     from fisk_ai.lineui.surface import write_answer
     from fisk_ai.presentation import resume_hint
@@ -234,7 +234,8 @@ def _reprint(app: FiskApp, options: RunOptions, hosting: _Hosting, captured: str
             delivery=hosting.telemetry.delivery,
         )
     if hosting.kept:
-        stderr_line(resume_hint(outcome.session_id, hosting.resume_flags))
+        capped = result is not None and isinstance(result.outcome, IterationsSpent)
+        stderr_line(resume_hint(outcome.session_id, hosting.resume_flags, next_prompt=capped))
     if outcome.left_mid_turn or (result and waits(result.outcome)):
         return EXIT_INTERRUPTED
     if outcome.error or result is None or not isinstance(result.outcome, Completed):
@@ -282,7 +283,9 @@ async def _host_behind(
         bridge.bind(hosted.conversation, store=hosted.store, tools=hosted.tools)
         confirm_tags = tuple(cfg.harness.confirm_tags)
         # The model of every provider fisk ships offers tool search.
-        plan = plan_definitions(hosted.tools, supported=True, disabled=cfg.llm.no_tool_search)
+        plan = plan_definitions(
+            hosted.tools, supported=True, disabled=cfg.llm.no_tool_search, model=cfg.llm.model
+        )
         deferred = {definition.name for definition in plan.definitions if definition.defer_loading}
         rows = []
         for source in hosted.tools.sources:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,12 +11,7 @@ from fisk_ai.a2a.codec import SCHEMA_BASE, encode, schema_documents
 from fisk_ai.a2a.messages import Message
 from fisk_ai.a2a.vocabulary import ProtocolId
 from tests.a2a.samples import EVERY_MESSAGE, message_id
-
-UPSTREAM = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "upstream-schemas"
-).resolve() / "a2a"
-
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+from tests.a2a.upstream_schemas import UPSTREAM, upstream_documents, upstream_validator
 
 needs_upstream = pytest.mark.skipif(
     not UPSTREAM.is_dir(),
@@ -26,37 +19,16 @@ needs_upstream = pytest.mark.skipif(
 )
 
 
-def _validator(documents: list[dict[str, Any]], protocol: str) -> Any:
-    from jsonschema import Draft202012Validator, FormatChecker
-    from referencing import Registry, Resource
-
-    registry: Registry[Any] = Registry().with_resources(
-        (document["$id"], Resource.from_contents(document)) for document in documents
-    )
-    name = protocol.removeprefix("io.choria.fisk-ai.v1.")
-    schema = next(doc for doc in documents if doc["$id"] == f"{SCHEMA_BASE}{name}.json")
-    # Nothing installed here checks date-time by default, so the test brings its own.
-    formats = FormatChecker()
-    formats.checks("date-time")(
-        lambda text: not isinstance(text, str) or bool(_RFC3339.fullmatch(text))
-    )
-    return Draft202012Validator(schema, registry=registry, format_checker=formats)
-
-
-def _upstream_documents() -> list[dict[str, Any]]:
-    return [json.loads(path.read_text()) for path in sorted(UPSTREAM.glob("*.json"))]
-
-
 def _errors(documents: list[dict[str, Any]], message: Message) -> list[str]:
     sent = json.loads(encode(message))
-    validator = _validator(documents, sent["protocol"])
+    validator = upstream_validator(documents, sent["protocol"])
     return [f"{error.json_path}: {error.message}" for error in validator.iter_errors(sent)]
 
 
 @needs_upstream
 @pytest.mark.parametrize("message", EVERY_MESSAGE, ids=message_id)
 def test_every_kind_we_emit_validates_against_the_upstream_schemas(message: Message) -> None:
-    assert _errors(_upstream_documents(), message) == []
+    assert _errors(upstream_documents(), message) == []
 
 
 @pytest.mark.parametrize("message", EVERY_MESSAGE, ids=message_id)
@@ -78,7 +50,7 @@ def test_we_ship_one_schema_per_protocol_id_plus_common_and_the_event_fallback()
 
 @needs_upstream
 def test_our_schema_ids_are_the_ones_a_go_peer_resolves() -> None:
-    upstream_ids = {document["$id"] for document in _upstream_documents()}
+    upstream_ids = {document["$id"] for document in upstream_documents()}
 
     assert set(schema_documents()) == upstream_ids
 

@@ -26,7 +26,7 @@ from fisk_ai.agent.events import DeltaEvent, TextDeltaEvent, ThinkingDeltaEvent
 from fisk_ai.llm.deltas import Delta, DeltaKind, report_delta
 from fisk_ai.llm.types import Message as ModelMessage
 from fisk_ai.llm.types import Request, Response, Role, TextBlock, ThinkingBlock, Usage
-from tests.a2a.test_conformance import UPSTREAM, _upstream_documents, _validator
+from tests.a2a.upstream_schemas import UPSTREAM, upstream_documents, upstream_validator
 from tests.agent.conftest import FakeTool
 from tests.fakes.provider import answer, call, calls
 from tests.serve.prompts import engine
@@ -77,7 +77,7 @@ async def exchange(transport: InProcessTransport, request: Message) -> list[Mess
 
     inbox = await transport.subscribe(transport.new_inbox(), keep)
     await transport.publish(task_subject(engine.IDENTITY), encode(request), reply=inbox.subject)
-    documents = _upstream_documents() if UPSTREAM.is_dir() else list(schema_documents().values())
+    documents = upstream_documents() if UPSTREAM.is_dir() else list(schema_documents().values())
     messages: list[Message] = []
     while not messages or not isinstance(messages[-1], TerminalResult | TerminalError):
         async with asyncio.timeout(engine.WAIT.total_seconds()):
@@ -85,7 +85,9 @@ async def exchange(transport: InProcessTransport, request: Message) -> list[Mess
         sent = json.loads(delivery.data)
         named = sent["protocol"] not in (EVENT_TEXT_DELTA, EVENT_THINKING_DELTA)
         schema = sent["protocol"] if named else "io.choria.fisk-ai.v1.event"
-        assert [error.message for error in _validator(documents, schema).iter_errors(sent)] == []
+        assert [
+            error.message for error in upstream_validator(documents, schema).iter_errors(sent)
+        ] == []
         messages.append(decode(delivery.data, direction=Direction.TO_CALLER))
     await inbox.unsubscribe()
     return messages

@@ -19,6 +19,7 @@ from fisk_ai.a2a.errors import (
 from fisk_ai.a2a.nats import NatsTransport, ServiceEndpoint
 from fisk_ai.a2a.transport import Delivery, service_error_headers
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
+from tests.patience import DEADLINE
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
@@ -190,7 +191,7 @@ async def test_losing_an_opened_connection_is_reported_as_a_fault(
 
     await transport.client.close()
 
-    assert "closed" in await asyncio.wait_for(transport.fault, 5)
+    assert "closed" in await asyncio.wait_for(transport.fault, DEADLINE)
 
 
 async def test_opening_a_connection_nobody_answers_fails_at_once() -> None:

@@ -9,8 +9,8 @@ from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import StopReason
 from tests.fakes.provider import answer
 from tests.serve.prompts import engine
+from tests.serve.prompts.conversing import converse
 from tests.serve.prompts.engine import StartAgent, client
-from tests.serve.prompts.test_reading import converse
 
 # The engine tests' fixtures, shared by name.
 broker = engine.broker

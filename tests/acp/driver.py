@@ -4,6 +4,10 @@ The agent runs as a subprocess against the fake Messages API and a fake fisk app
 the e2e tests run `fisk run`. Its stdout is read here line by line and handed on to the SDK's
 client connection, so a test sees every raw line the agent wrote as well as what the SDK made
 of it.
+
+Tests that neither end the agent nor need a second one share one `fisk acp` (``SharedAgent``):
+each borrows it (``BorrowedAgent``) with a client of its own, its own scripted model turns and
+its own ACP sessions, and sees only the journals and command runs made while it held it.
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from acp.schema import (
 from fisk_ai.sessions import FileSessionStore, fold
 from tests.e2e.agent_runs import fisk_environment, write_config
 from tests.e2e.conftest import FISK
-from tests.fakes.fiskapp import application, arg, command, echoes, logged, write_fake_app
-from tests.fakes.messages_api import FakeMessagesAPI
+from tests.fakes.fiskapp import application, arg, command, echoes, logged, runs_of, write_fake_app
+from tests.fakes.messages_api import FakeMessagesAPI, ScriptWindow
 from tests.patience import DEADLINE
 
 if TYPE_CHECKING:
@@ -163,6 +167,31 @@ class RecordingClient:
 
 
 @dataclass
+class RelayClient:
+    """The client side of a `fisk acp` that tests share in turn: it hands every update and
+    permission request to the client of the test holding the agent now."""
+
+    current: RecordingClient = field(default_factory=RecordingClient)
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
+    ) -> RequestPermissionResponse:
+        return await self.current.request_permission(session_id, tool_call, options)
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        await self.current.session_update(session_id, update)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await self.current.ext_method(method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        await self.current.ext_notification(method, params)
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+
+@dataclass
 class AcpAgent:
     """A running `fisk acp`: the SDK connection to it, its process and every line it wrote."""
 
@@ -198,7 +227,7 @@ class AcpAgent:
 
 @contextlib.asynccontextmanager
 async def fisk_acp(
-    fleet_: Fleet, api: FakeMessagesAPI, client: RecordingClient
+    fleet_: Fleet, api: FakeMessagesAPI, client: RecordingClient | RelayClient
 ) -> AsyncIterator[AcpAgent]:
     """`fisk acp` serving ``fleet_``'s agent, its model ``api``, driven by ``client``."""
     process = await asyncio.create_subprocess_exec(
@@ -251,3 +280,58 @@ async def fisk_acp(
             # After a crash of the client the connection's writer has already lost its pipe.
             with contextlib.suppress(ConnectionError):
                 await connection.close()
+
+
+@dataclass
+class SharedAgent:
+    """One `fisk acp` serving ``fleet_``'s agent for the tests of a module, its model ``api``."""
+
+    fleet: Fleet
+    api: FakeMessagesAPI
+    relay: RelayClient
+    agent: AcpAgent
+
+    async def borrow(self) -> BorrowedAgent:
+        assert self.agent.process.returncode is None, "the shared agent has exited"
+        client = RecordingClient()
+        self.relay.current = client
+        return BorrowedAgent(
+            self.agent,
+            self.fleet,
+            self.api.window(),
+            client,
+            purges_before=len(runs_of(self.fleet.purge_log)),
+            journals_before=frozenset(await self.fleet.journals()),
+        )
+
+
+@contextlib.asynccontextmanager
+async def shared_agent(home: Path, api: FakeMessagesAPI) -> AsyncIterator[SharedAgent]:
+    relay = RelayClient()
+    home_fleet = fleet(home)
+    async with fisk_acp(home_fleet, api, relay) as agent:
+        yield SharedAgent(home_fleet, api, relay, agent)
+
+
+@dataclass
+class BorrowedAgent:
+    """A test's hold of a shared `fisk acp`: its client, its model turns (``model``), and the
+    purge runs and journals made since it took hold."""
+
+    agent: AcpAgent
+    fleet: Fleet
+    model: ScriptWindow
+    client: RecordingClient
+    purges_before: int
+    journals_before: frozenset[str]
+
+    def choosing(self, choose: Choose) -> RecordingClient:
+        """This test's client, answering permission requests as ``choose`` says."""
+        self.client.choose = choose
+        return self.client
+
+    def purges(self) -> list[list[str]]:
+        return runs_of(self.fleet.purge_log)[self.purges_before :]
+
+    async def new_journals(self) -> list[str]:
+        return [run for run in await self.fleet.journals() if run not in self.journals_before]

@@ -1,8 +1,10 @@
 """`fisk acp` driven by the ACP package's client side, as an editor drives it: sessions made,
 loaded and prompted, gated commands put to the client, turns cancelled, and a client that dies.
 
-Each test starts the installed `fisk acp` against the fake Messages API and a fake fleet
-application whose ``purge`` command is gated by harness.confirm_tags.
+The installed `fisk acp` runs against the fake Messages API and a fake fleet application whose
+``purge`` command is gated by harness.confirm_tags. The tests that neither end the agent nor need
+a second one share one (``borrowed``), each with its own client, sessions and model turns; the
+others start their own.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+import pytest_asyncio
 from acp import RequestError
 from acp.schema import (
     ContentToolCallContent,
@@ -23,11 +27,14 @@ from acp.schema import (
 )
 
 from tests.acp.driver import (
+    BorrowedAgent,
     Fleet,
     RecordingClient,
+    SharedAgent,
     fisk_acp,
     fleet,
     journal_completed,
+    shared_agent,
 )
 from tests.e2e.agent_runs import fisk, tool_results
 from tests.fakes.fiskapp import runs_of
@@ -35,6 +42,17 @@ from tests.fakes.messages_api import FakeMessagesAPI, reply, text, thinking, too
 from tests.fakes.watched_messages_api import WatchedMessagesAPI
 
 pytestmark = pytest.mark.e2e
+
+Test = TypeVar("Test", bound=Callable[..., Any])
+
+
+def shares_the_agent(test: Test) -> Test:
+    """Runs ``test`` on the loop the shared agent's pipes belong to, and on the worker that
+    runs the module's other tests of it, so it starts once."""
+    on_the_agents_loop = pytest.mark.asyncio(loop_scope="module")
+    marked: Test = on_the_agents_loop(pytest.mark.xdist_group("acp_shared_agent")(test))
+    return marked
+
 
 PROMPT = "how is the fleet?"
 ANSWER = "The fleet is **fine**: nothing to purge."
@@ -73,10 +91,24 @@ def home(tmp_path: Path) -> Fleet:
     return fleet(tmp_path)
 
 
-async def test_initialize_offers_load_and_nothing_fisk_lacks(home: Fleet) -> None:
-    with FakeMessagesAPI() as api:
-        async with fisk_acp(home, api, RecordingClient()) as agent:
-            answer = await agent.initialize()
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedAgent]:
+    with WatchedMessagesAPI() as api:
+        async with shared_agent(tmp_path_factory.mktemp("acp"), api) as agent:
+            yield agent
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def borrowed(shared: SharedAgent) -> AsyncIterator[BorrowedAgent]:
+    """The shared agent for one test; the test's scripted turns are all taken by its end."""
+    hold = await shared.borrow()
+    yield hold
+    hold.model.close()
+
+
+@shares_the_agent
+async def test_initialize_offers_load_and_nothing_fisk_lacks(borrowed: BorrowedAgent) -> None:
+    answer = await borrowed.agent.initialize()
     capabilities = answer.agent_capabilities
     assert capabilities.load_session is True
     assert capabilities.prompt_capabilities.image is False
@@ -87,12 +119,12 @@ async def test_initialize_offers_load_and_nothing_fisk_lacks(home: Fleet) -> Non
     assert answer.agent_info.name == "fisk-ai"
 
 
-async def test_a_prompt_is_answered_in_streamed_chunks(home: Fleet) -> None:
-    client = RecordingClient()
-    with FakeMessagesAPI(SHOW_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            session = await agent.new_session()
-            response = await agent.prompt(session, PROMPT)
+@shares_the_agent
+async def test_a_prompt_is_answered_in_streamed_chunks(borrowed: BorrowedAgent) -> None:
+    client, agent = borrowed.client, borrowed.agent
+    borrowed.model.script(SHOW_THEN_ANSWER)
+    session = await agent.new_session()
+    response = await agent.prompt(session, PROMPT)
     assert response.stop_reason == "end_turn"
     assert client.agent_text() == NARRATION + ANSWER
     chunks = [
@@ -104,11 +136,11 @@ async def test_a_prompt_is_answered_in_streamed_chunks(home: Fleet) -> None:
     assert client.thought_text() == REASONING
 
 
-async def test_a_tool_call_shows_its_argv_kind_status_and_output(home: Fleet) -> None:
-    client = RecordingClient()
-    with FakeMessagesAPI(SHOW_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            await agent.prompt(await agent.new_session(), PROMPT)
+@shares_the_agent
+async def test_a_tool_call_shows_its_argv_kind_status_and_output(borrowed: BorrowedAgent) -> None:
+    client, agent = borrowed.client, borrowed.agent
+    borrowed.model.script(SHOW_THEN_ANSWER)
+    await agent.prompt(await agent.new_session(), PROMPT)
     [call] = client.tool_calls()
     assert call.tool_call_id == "tu_show"
     assert call.title == "show -- inventory"
@@ -123,10 +155,11 @@ async def test_a_tool_call_shows_its_argv_kind_status_and_output(home: Fleet) ->
     assert "show" in shown.content.text
 
 
-async def test_stdout_carries_only_protocol_frames(home: Fleet) -> None:
-    with FakeMessagesAPI(SHOW_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, RecordingClient()) as agent:
-            await agent.prompt(await agent.new_session(), PROMPT)
+@shares_the_agent
+async def test_stdout_carries_only_protocol_frames(borrowed: BorrowedAgent) -> None:
+    agent = borrowed.agent
+    borrowed.model.script(SHOW_THEN_ANSWER)
+    await agent.prompt(await agent.new_session(), PROMPT)
     assert agent.stdout_lines
     for line in agent.stdout_lines:
         frame = json.loads(line)
@@ -163,23 +196,25 @@ async def test_a_loaded_session_replays_its_history_and_takes_the_next_prompt(
     assert len(await home.journals()) == 1
 
 
-async def test_loading_an_unknown_session_is_refused(home: Fleet) -> None:
-    with FakeMessagesAPI() as api:
-        async with fisk_acp(home, api, RecordingClient()) as agent:
-            await agent.initialize()
-            with pytest.raises(RequestError) as refused:
-                await agent.connection.load_session(
-                    cwd=str(home.home), session_id="nope", mcp_servers=[]
-                )
+@shares_the_agent
+async def test_loading_an_unknown_session_is_refused(borrowed: BorrowedAgent) -> None:
+    agent = borrowed.agent
+    await agent.initialize()
+    with pytest.raises(RequestError) as refused:
+        await agent.connection.load_session(
+            cwd=str(borrowed.fleet.home), session_id="nope", mcp_servers=[]
+        )
     assert isinstance(refused.value.data, dict)
     assert "no stored conversation" in refused.value.data["details"]
 
 
-async def test_a_gated_command_allowed_once_runs_after_the_client_is_asked(home: Fleet) -> None:
-    client = RecordingClient(choose=always("allow-once"))
-    with FakeMessagesAPI(PURGE_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            response = await agent.prompt(await agent.new_session(), "purge it")
+@shares_the_agent
+async def test_a_gated_command_allowed_once_runs_after_the_client_is_asked(
+    borrowed: BorrowedAgent,
+) -> None:
+    client, agent = borrowed.choosing(always("allow-once")), borrowed.agent
+    borrowed.model.script(PURGE_THEN_ANSWER)
+    response = await agent.prompt(await agent.new_session(), "purge it")
     [(call, options)] = client.permission_requests
     assert call.tool_call_id == "tu_purge"
     assert call.title == "purge"
@@ -190,61 +225,69 @@ async def test_a_gated_command_allowed_once_runs_after_the_client_is_asked(home:
         "reject_once",
         "reject_always",
     ]
-    assert runs_of(home.purge_log) == [["purge"]]
+    assert borrowed.purges() == [["purge"]]
     assert response.stop_reason == "end_turn"
 
 
-async def test_a_gated_command_allowed_always_is_not_asked_again(home: Fleet) -> None:
-    client = RecordingClient(choose=always("allow-always"))
-    with FakeMessagesAPI(PURGE_TWICE_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            await agent.prompt(await agent.new_session(), "purge it twice")
+@shares_the_agent
+async def test_a_gated_command_allowed_always_is_not_asked_again(borrowed: BorrowedAgent) -> None:
+    client, agent = borrowed.choosing(always("allow-always")), borrowed.agent
+    borrowed.model.script(PURGE_TWICE_THEN_ANSWER)
+    await agent.prompt(await agent.new_session(), "purge it twice")
     assert len(client.permission_requests) == 1
-    assert runs_of(home.purge_log) == [["purge"], ["purge"]]
+    assert borrowed.purges() == [["purge"], ["purge"]]
 
 
-async def test_a_gated_command_rejected_does_not_run(home: Fleet) -> None:
-    client = RecordingClient(choose=always("reject-once"))
-    with FakeMessagesAPI(PURGE_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            response = await agent.prompt(await agent.new_session(), "purge it")
-    assert runs_of(home.purge_log) == []
+@shares_the_agent
+async def test_a_gated_command_rejected_does_not_run(borrowed: BorrowedAgent) -> None:
+    client, agent = borrowed.choosing(always("reject-once")), borrowed.agent
+    borrowed.model.script(PURGE_THEN_ANSWER)
+    response = await agent.prompt(await agent.new_session(), "purge it")
+    assert borrowed.purges() == []
     [result] = client.tool_updates()
     assert result.status == "failed"
     assert response.stop_reason == "end_turn"
 
 
-async def test_rejected_always_declines_again_without_asking_and_says_so(home: Fleet) -> None:
-    client = RecordingClient(choose=always("reject-always"))
-    with FakeMessagesAPI(PURGE_TWICE_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            await agent.prompt(await agent.new_session(), "purge it twice")
+@shares_the_agent
+async def test_rejected_always_declines_again_without_asking_and_says_so(
+    borrowed: BorrowedAgent,
+) -> None:
+    client, agent = borrowed.choosing(always("reject-always")), borrowed.agent
+    borrowed.model.script(PURGE_TWICE_THEN_ANSWER)
+    await agent.prompt(await agent.new_session(), "purge it twice")
     assert len(client.permission_requests) == 1
-    assert runs_of(home.purge_log) == []
+    assert borrowed.purges() == []
     assert "keeps no refusal past this conversation" in client.agent_text()
 
 
-async def test_a_permission_request_the_client_cancels_declines(home: Fleet) -> None:
-    client = RecordingClient(choose=always(None))
-    with FakeMessagesAPI(PURGE_THEN_ANSWER) as api:
-        async with fisk_acp(home, api, client) as agent:
-            response = await agent.prompt(await agent.new_session(), "purge it")
-    assert runs_of(home.purge_log) == []
+@shares_the_agent
+async def test_a_permission_request_the_client_cancels_declines(borrowed: BorrowedAgent) -> None:
+    borrowed.choosing(always(None))
+    agent = borrowed.agent
+    borrowed.model.script(PURGE_THEN_ANSWER)
+    response = await agent.prompt(await agent.new_session(), "purge it")
+    assert borrowed.purges() == []
     assert response.stop_reason == "end_turn"
 
 
-async def test_cancel_stops_the_turn_mid_call(home: Fleet) -> None:
-    with WatchedMessagesAPI(SHOW_THEN_ANSWER) as api:
-        api.hold(1)
-        async with fisk_acp(home, api, RecordingClient()) as agent:
-            session = await agent.new_session()
-            turn = asyncio.create_task(agent.prompt(session, PROMPT))
-            await api.arrived()
-            await agent.connection.cancel(session_id=session)
-            response = await turn
+@shares_the_agent
+async def test_cancel_stops_the_turn_mid_call(borrowed: BorrowedAgent) -> None:
+    agent, model = borrowed.agent, borrowed.model
+    # The answer after the tool call is never asked for: the turn ends at its first call.
+    model.script(SHOW_THEN_ANSWER[:1])
+    held = model.hold(1)
+    try:
+        session = await agent.new_session()
+        turn = asyncio.create_task(agent.prompt(session, PROMPT))
+        await model.until_arrived(1)
+        await agent.connection.cancel(session_id=session)
+        response = await turn
+    finally:
+        held.set()
     assert response.stop_reason == "cancelled"
-    [journal] = await home.journals()
-    assert not await journal_completed(home, journal)
+    [journal] = await borrowed.new_journals()
+    assert not await journal_completed(borrowed.fleet, journal)
 
 
 async def test_a_client_that_dies_at_a_question_leaves_a_resumable_journal(home: Fleet) -> None:
@@ -287,8 +330,11 @@ def test_a_configuration_without_an_application_is_refused_in_one_sentence(tmp_p
     assert "application_path" in line
 
 
-async def test_an_ask_human_confirm_is_a_yes_no_permission_request(home: Fleet) -> None:
-    client = RecordingClient(choose=always("yes"))
+@shares_the_agent
+async def test_an_ask_human_confirm_is_a_yes_no_permission_request(
+    borrowed: BorrowedAgent,
+) -> None:
+    client, agent = borrowed.choosing(always("yes")), borrowed.agent
     turns = [
         reply(
             tool_use("tu_ask", "ask_human_confirm", {"question": "Purge now?"}),
@@ -296,10 +342,9 @@ async def test_an_ask_human_confirm_is_a_yes_no_permission_request(home: Fleet) 
         ),
         reply(text("You said yes.")),
     ]
-    with FakeMessagesAPI(turns) as api:
-        async with fisk_acp(home, api, client) as agent:
-            await agent.prompt(await agent.new_session(), "ask me first")
-        [result] = tool_results(api.requests[-1]).values()
+    borrowed.model.script(turns)
+    await agent.prompt(await agent.new_session(), "ask me first")
+    [result] = tool_results(borrowed.model.requests[-1]).values()
     [(call, options)] = client.permission_requests
     assert call.title == "Purge now?"
     assert call.tool_call_id == "tu_ask"
@@ -310,8 +355,11 @@ async def test_an_ask_human_confirm_is_a_yes_no_permission_request(home: Fleet) 
     assert "true" in json.dumps(result).lower()
 
 
-async def test_an_ask_human_input_is_shown_as_a_message_and_not_answered(home: Fleet) -> None:
-    client = RecordingClient()
+@shares_the_agent
+async def test_an_ask_human_input_is_shown_as_a_message_and_not_answered(
+    borrowed: BorrowedAgent,
+) -> None:
+    client, agent = borrowed.client, borrowed.agent
     turns = [
         reply(
             tool_use("tu_ask", "ask_human_input", {"question": "Which node?"}),
@@ -319,10 +367,9 @@ async def test_an_ask_human_input_is_shown_as_a_message_and_not_answered(home: F
         ),
         reply(text("Tell me in your next prompt.")),
     ]
-    with FakeMessagesAPI(turns) as api:
-        async with fisk_acp(home, api, client) as agent:
-            await agent.prompt(await agent.new_session(), "ask me which")
-        [result] = tool_results(api.requests[-1]).values()
+    borrowed.model.script(turns)
+    await agent.prompt(await agent.new_session(), "ask me which")
+    [result] = tool_results(borrowed.model.requests[-1]).values()
     assert client.permission_requests == []
     assert "Which node?" in client.agent_text()
     assert json.loads(result)["value"] is None

@@ -19,9 +19,7 @@ from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import runs_of
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.tui.test_tmux_run import Pane, tmux_environment
-
-__all__ = ["tmux_environment"]  # the fixture, used by name
+from tests.tui.tmux_pane import Pane
 
 pytestmark = [
     pytest.mark.e2e,

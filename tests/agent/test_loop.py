@@ -737,6 +737,25 @@ async def test_a_large_tool_set_without_tool_search_warns_once(
     ]
 
 
+async def test_a_model_without_tool_search_gets_every_tool_loaded_and_the_warning_names_it(
+    store: FileSessionStore, sink: RecordingSink
+) -> None:
+    tools = toolset(*(FakeTool(f"tool{index}") for index in range(10)))
+    provider = ScriptedProvider([answer("ok")], tool_search=True)
+    settings = dataclasses.replace(SETTINGS, model="claude-opus-4-1-20250805")
+    async with make_runner(
+        provider=provider, tools=tools, store=store, events=sink, settings=settings
+    ) as runner:
+        await runner.start("go")
+
+    [request] = provider.requests
+    assert not request.tool_search
+    assert not any(definition.defer_loading for definition in request.tools)
+    assert sink.of(WarningEvent) == [
+        WarningEvent(WarningKind.TOOLS_SENT_DIRECTLY, name="llm.model", count=10)
+    ]
+
+
 async def test_a_raising_hook_ends_the_run_once_with_a_terminal_error(
     store: FileSessionStore, sink: RecordingSink
 ) -> None:

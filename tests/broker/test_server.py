@@ -27,6 +27,7 @@ from fisk_ai.broker.server import (
     EmbeddedBroker,
     locate_server_binary,
 )
+from tests.patience import DEADLINE
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
@@ -93,7 +94,7 @@ async def test_a_request_gets_its_reply_through_the_broker(broker: EmbeddedBroke
             await message.respond(message.data.upper())
 
         await client.subscribe("echo", cb=shout)
-        reply = await client.request("echo", b"hello", timeout=2)
+        reply = await client.request("echo", b"hello", timeout=DEADLINE)
         assert reply.data == b"HELLO"
     finally:
         await client.close()
@@ -183,7 +184,7 @@ def test_a_process_killed_outright_takes_its_broker_with_it() -> None:
     # The pidfd becomes readable when the process exits; nothing else can wake the poll.
     waiting = select.poll()
     waiting.register(broker_exit, select.POLLIN)
-    exited = bool(waiting.poll(10_000))
+    exited = bool(waiting.poll(int(DEADLINE * 1000)))
     if not exited:
         os.kill(broker_pid, signal.SIGKILL)
     os.close(broker_exit)
@@ -272,9 +273,17 @@ asyncio.run(main())
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waiting on a pid needs pidfd_open")
-def test_a_killed_owner_leaves_nothing_after_the_next_start() -> None:
+def test_a_killed_owner_leaves_nothing_after_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A temporary folder of its own: a broker another test starts meanwhile sweeps the shared
+    # one, which would take the dead owner's directory before this test looks at it.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDING_A_JETSTREAM_BROKER], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDING_A_JETSTREAM_BROKER],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
     )
     try:
         assert holder.stdout is not None
@@ -286,7 +295,7 @@ def test_a_killed_owner_leaves_nothing_after_the_next_start() -> None:
     left = Path(directory_text.strip())
     waiting = select.poll()
     waiting.register(broker_exit, select.POLLIN)
-    exited = bool(waiting.poll(10_000))
+    exited = bool(waiting.poll(int(DEADLINE * 1000)))
     os.close(broker_exit)
     assert exited
     assert left.is_dir()  # a SIGKILL runs no cleanup

@@ -28,7 +28,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from fisk_ai.broker.server import EmbeddedBroker
-from tests.a2a.test_conformance import UPSTREAM, _upstream_documents, _validator
+from tests.a2a.upstream_schemas import UPSTREAM, upstream_documents, upstream_validator
 from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import (
@@ -107,12 +107,12 @@ _VALIDATORS: dict[str, Any] = {}
 
 def _validators() -> dict[str, Any]:
     if not _VALIDATORS:
-        documents = _upstream_documents()
+        documents = upstream_documents()
         for document in documents:
             name = str(document["$id"]).rsplit("/", 1)[-1].removesuffix(".json")
             if name != "common":
                 protocol = f"{PROTOCOL}{name}"
-                _VALIDATORS[protocol] = _validator(documents, protocol)
+                _VALIDATORS[protocol] = upstream_validator(documents, protocol)
     return _VALIDATORS
 
 

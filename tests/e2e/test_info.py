@@ -102,6 +102,17 @@ def test_model_section_only_when_a_model_is_set(tmp_path: Path, run_fisk: RunFis
     assert "disabled (no_tool_search)" in model_section
 
 
+def test_tool_search_reads_unavailable_for_a_model_that_has_none(
+    tmp_path: Path, run_fisk: RunFisk
+) -> None:
+    app = write_fake_app(tmp_path, sample_model())
+    config = write_config(
+        tmp_path, f"application_path: {app}\nllm:\n  model: claude-opus-4-1-20250805\n"
+    )
+    model_section = run_fisk("info", "--config", str(config)).stdout.split("\n\n", 1)[0]
+    assert "unavailable (llm.model claude-opus-4-1-20250805 has no tool search" in model_section
+
+
 def test_memory_and_sessions_sections_follow_the_configuration(
     tmp_path: Path, run_fisk: RunFisk
 ) -> None:

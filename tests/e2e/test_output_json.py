@@ -20,7 +20,7 @@ import pytest
 from fisk_ai.lineui.output import validator
 from tests.e2e.agent_runs import fisk, fisk_environment, write_config
 from tests.e2e.conftest import FISK
-from tests.e2e.test_session_answer import SESSION, write_waiting_session
+from tests.e2e.waiting_session import SESSION, write_waiting_session
 from tests.fakes.fiskapp import application, arg, command, write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, Turn, error, reply, text, tool_use, usage
 from tests.fakes.watched_messages_api import HANG_GUARD, WatchedMessagesAPI

@@ -17,7 +17,7 @@ import pytest
 from fisk_ai.broker.server import locate_server_binary
 from tests.e2e.a2a_wire import IDENTITY, Site, Worker, wire_site
 from tests.e2e.conftest import FISK
-from tests.fakes.messages_api import reply, text
+from tests.fakes.messages_api import error, reply, text
 from tests.patience import DEADLINE
 
 pytestmark = [
@@ -89,6 +89,25 @@ async def test_the_answer_comes_from_the_remote_agent(site: Site, worker: Worker
 
 
 async def test_resume_takes_the_conversation_token(site: Site, worker: Worker) -> None:
+    site.api.script([error(400, "the request was refused"), reply(text(ANSWER))])
+    first = await client(site, "--nats-context", "test", "--identity", IDENTITY, "count them")
+    assert first.returncode == 1, first.stderr + worker.errors()
+    token = summary_fields(first.stderr)["session"]
+
+    resumed = await client(
+        site, "--nats-context", "test", "--identity", IDENTITY, "--resume", token
+    )
+
+    assert resumed.returncode == 0, resumed.stderr + worker.errors()
+    assert resumed.stdout.strip() == ANSWER
+    # The failed turn was sent again, in the conversation the token names.
+    assert len(site.api.requests) == 2
+    assert "count them" in str(site.api.requests[1]["messages"])
+
+
+async def test_a_resume_of_an_answered_turn_is_refused_with_no_model_call(
+    site: Site, worker: Worker
+) -> None:
     site.api.script([reply(text(ANSWER))])
     first = await client(site, "--nats-context", "test", "--identity", IDENTITY, "count them")
     assert first.returncode == 0, first.stderr + worker.errors()
@@ -98,9 +117,9 @@ async def test_resume_takes_the_conversation_token(site: Site, worker: Worker) -
         site, "--nats-context", "test", "--identity", IDENTITY, "--resume", token
     )
 
-    assert resumed.returncode == 0, resumed.stderr + worker.errors()
-    assert resumed.stdout.strip() == ANSWER
-    # The turn had completed: the worker answered from the journal, not from the model.
+    assert resumed.returncode == 1
+    assert resumed.stdout == ""
+    assert "last turn is over" in resumed.stderr
     assert len(site.api.requests) == 1
 
 

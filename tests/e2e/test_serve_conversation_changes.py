@@ -15,15 +15,11 @@ from fisk_ai.a2a.messages import Ack, TerminalError, TerminalResult
 from fisk_ai.a2a.nats import NatsTransport
 from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
-from tests.e2e import test_serve_prompts
 from tests.e2e.conftest import FISK
-from tests.e2e.test_serve_prompts import MODEL, WAIT, Setup, agent_of
+from tests.e2e.served_prompts import MODEL, SERVED_PROMPTS_MARKS, WAIT, Setup, agent_of
 from tests.fakes.messages_api import reply, text
 
-pytestmark = test_serve_prompts.pytestmark
-
-setup = test_serve_prompts.setup
-peer = test_serve_prompts.peer
+pytestmark = SERVED_PROMPTS_MARKS
 
 
 @asynccontextmanager

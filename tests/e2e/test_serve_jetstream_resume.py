@@ -12,7 +12,7 @@ import pytest
 from fisk_ai.broker.server import locate_server_binary
 from tests.e2e.a2a_wire import Site, assert_a_whole_reply_set, blocks, wire_site
 from tests.e2e.agent_runs import repeated_model_calls, tool_results
-from tests.e2e.test_session_jetstream import STREAM, add_session_stream
+from tests.e2e.session_stream import STREAM, add_session_stream
 from tests.fakes.fiskapp import kill_quietly, open_pid_fifo, read_pid, runs_of
 from tests.fakes.messages_api import reply, text, tool_use
 from tests.patience import DEADLINE

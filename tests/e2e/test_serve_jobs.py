@@ -23,7 +23,7 @@ from tests.fakes.messages_api import reply, text
 
 if TYPE_CHECKING:
     from nats.aio.msg import Msg
-from tests.serve.jobs.test_channel import make_storage
+from tests.serve.jobs.queue_setup import make_storage
 
 pytestmark = [
     pytest.mark.e2e,

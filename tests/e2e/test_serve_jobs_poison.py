@@ -15,9 +15,9 @@ from fisk_ai.broker.server import locate_server_binary
 from fisk_ai.serve.jobs.wire import enqueue, queue_subject, task_subject
 from tests.e2e.a2a_wire import Site, wire_site
 from tests.fakes.messages_api import reply, text
+from tests.serve.jobs.poisons import POISON_ID, POISONS
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST, make_storage
 from tests.serve.jobs.states import watching
-from tests.serve.jobs.test_channel import QUEUE, REQUEST, make_storage
-from tests.serve.jobs.test_poison import POISON_ID, POISONS
 
 pytestmark = [
     pytest.mark.e2e,

@@ -17,7 +17,7 @@ from fisk_ai.broker.server import locate_server_binary
 from fisk_ai.serve.jobs.wire import TASKS_STREAM, enqueue, load_task
 from tests.e2e.a2a_wire import Site, wire_site
 from tests.fakes.messages_api import reply, text, tool_use
-from tests.serve.jobs.test_channel import QUEUE, REQUEST
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST
 
 pytestmark = [
     pytest.mark.e2e,

@@ -11,7 +11,6 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -26,102 +25,24 @@ from fisk_ai.a2a.messages import (
     UnknownEvent,
 )
 from fisk_ai.a2a.nats import NatsTransport
-from fisk_ai.a2a.prompts_client import PromptsClient, TurnOptions
+from fisk_ai.a2a.prompts_client import TurnOptions
 from fisk_ai.a2a.vocabulary import ErrorCode
-from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
-from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK, RunFisk
+from tests.e2e.served_prompts import IDENTITY, MODEL, SERVED_PROMPTS_MARKS, WAIT, Setup, agent_of
 from tests.fakes.fiskapp import (
-    application,
-    blocks_first_run,
-    command,
     kill_quietly,
     open_pid_fifo,
     read_pid,
     release,
-    write_fake_app,
 )
-from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
-from tests.patience import DEADLINE
+from tests.fakes.messages_api import reply, text, tool_use
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        locate_server_binary() is None, reason="no nats-server binary on this machine"
-    ),
-]
+pytestmark = SERVED_PROMPTS_MARKS
 
-IDENTITY = "ops-agent"
-MODEL = "claude-test-1"
-WAIT = DEADLINE
-REQUEST_TIMEOUT = timedelta(seconds=WAIT)
 CHANNEL_DRAINING_LINE = (
     "draining: no new work is taken and running work stops where it can resume. "
     "Interrupt again to stop now"
 )
-
-
-@dataclass(frozen=True)
-class Setup:
-    broker: EmbeddedBroker
-    api: FakeMessagesAPI
-    config: Path
-    work_dir: Path
-    state_dir: Path
-    hold_pid: Path
-    environment: dict[str, str]
-
-
-@pytest.fixture
-async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
-    hold_pid = tmp_path / "hold.pid"
-    model = application(
-        "ops",
-        commands=[
-            command("status", "Show fleet status", tags=["ai:read_only"]),
-            command(
-                "hold",
-                "Hold the fleet still",
-                action=blocks_first_run(hold_pid, tmp_path / "hold.marker"),
-            ),
-        ],
-    )
-    app = write_fake_app(tmp_path, model, name="ops")
-    work_dir = tmp_path / "work"
-    work_dir.mkdir()
-    config = tmp_path / "prompts.yaml"
-    config.write_text(
-        f"identity: {IDENTITY}\n"
-        f"application_path: {app}\n"
-        "nats_context: test\n"
-        "system_prompt: You look after a small fleet.\n"
-        "llm:\n"
-        f"  model: {MODEL}\n"
-        "expose:\n"
-        "  agent:\n"
-        "    a2a:\n"
-        "      serve_tools: true\n"
-        "      max_concurrent_tools: 2\n"
-        "      prompts:\n"
-        "        workers: 1\n"
-    )
-    async with EmbeddedBroker() as broker:
-        contexts = tmp_path / "xdg" / "nats" / "context"
-        contexts.mkdir(parents=True)
-        (contexts / "test.json").write_text(json.dumps({"url": broker.url, "token": broker.token}))
-        with FakeMessagesAPI() as api:
-            environment = fisk_environment(
-                tmp_path, api, extra={"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-            )
-            yield Setup(
-                broker=broker,
-                api=api,
-                config=config,
-                work_dir=work_dir,
-                state_dir=tmp_path / "sessions",
-                hold_pid=hold_pid,
-                environment=environment,
-            )
 
 
 def expected_banner(work_dir: Path) -> str:
@@ -189,19 +110,6 @@ async def served(setup: Setup) -> AsyncIterator[Served]:
         if process.returncode is None:
             process.kill()
             await process.wait()
-
-
-@pytest.fixture
-async def peer(setup: Setup) -> AsyncIterator[NatsTransport]:
-    transport = NatsTransport(await setup.broker.connect())
-    yield transport
-    await transport.close()
-    await transport.client.close()
-
-
-def agent_of(peer: NatsTransport) -> PromptsClient:
-    """The served agent, as the peer reaches it."""
-    return PromptsClient(peer, IDENTITY, request_timeout=REQUEST_TIMEOUT)
 
 
 async def line_after_operator_lines(served: Served) -> str:

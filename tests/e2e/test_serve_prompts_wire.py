@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from fisk_ai.broker.server import locate_server_binary
-from tests.a2a.test_conformance import UPSTREAM
-from tests.a2a.test_user_guide import FIRST_PROMPT, FOLLOW_UP, READ
+from tests.a2a.upstream_schemas import UPSTREAM
+from tests.a2a.user_guide_requests import FIRST_PROMPT, FOLLOW_UP, READ
 from tests.e2e.a2a_wire import (
     CALLER,
     IDENTITY,

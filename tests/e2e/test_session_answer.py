@@ -8,18 +8,13 @@ import subprocess
 from pathlib import Path
 
 from fisk_ai.sessions import (
-    Deferred,
     FileSessionStore,
-    Terminal,
-    TerminalReason,
     ToolResult,
     fold,
 )
 from tests.e2e.conftest import RunFisk
+from tests.e2e.waiting_session import SESSION, write_waiting_session
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
-from tests.sessions.builders import meta, result, turn
-
-SESSION = "waiting-1"
 
 
 def answered_line(state: Path) -> str:
@@ -28,20 +23,6 @@ def answered_line(state: Path) -> str:
         f"Answered tu_2 in session {SESSION}; continue it with: "
         f"fisk run --state-dir {state} --resume {SESSION}\n"
     )
-
-
-def write_waiting_session(directory: Path) -> None:
-    """A session whose turn called tu_1 (answered) and tu_2 (deferred), then suspended."""
-
-    async def write() -> None:
-        journal = await FileSessionStore(directory).create(SESSION, meta(SESSION))
-        await journal.append(turn(1, "tu_1", "tu_2", text="Asking for the change."))
-        await journal.append(result("tu_1", "ORDERS: 3 consumers"))
-        await journal.append(Deferred("tu_2", "approve_change", note="waiting for CAB"))
-        await journal.append(Terminal(TerminalReason.SUSPENDED))
-        await journal.close()
-
-    asyncio.run(write())
 
 
 def stored_results(directory: Path) -> list[ToolResult]:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from nats.js.api import DiscardPolicy, StreamConfig
 
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from fisk_ai.sessions import JetStreamSessionStore, Terminal, TerminalReason
 from tests.e2e.agent_runs import fisk, fisk_environment, session_id_of, write_config
+from tests.e2e.session_stream import STREAM, add_session_stream
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
 from tests.sessions.builders import meta, result, turn
 
@@ -26,7 +26,6 @@ pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
 
-STREAM = "FISK_SESSIONS"
 SESSIONS_CONFIG = (
     "nats_context: e2e\n"
     "harness:\n"
@@ -63,22 +62,6 @@ async def site(tmp_path: Path) -> AsyncIterator[Site]:
         (contexts / "e2e.json").write_text(json.dumps({"url": broker.url, "token": broker.token}))
         config = write_config(tmp_path, extra=SESSIONS_CONFIG)
         yield Site(tmp_path, config, broker)
-
-
-async def add_session_stream(broker: EmbeddedBroker) -> None:
-    client = await broker.connect(name="operator")
-    try:
-        await client.jetstream().add_stream(
-            StreamConfig(
-                name=STREAM,
-                subjects=["fisk.sessions.>"],
-                max_msgs_per_subject=1,
-                discard=DiscardPolicy.NEW,
-                discard_new_per_subject=True,
-            )
-        )
-    finally:
-        await client.close()
 
 
 async def write_suspended_session(broker: EmbeddedBroker, run_id: str) -> None:

@@ -38,15 +38,13 @@ from tests.e2e.agent_runs import (
     write_config,
 )
 from tests.e2e.conftest import FISK
-from tests.e2e.test_resume import ANSWER, DRAIN_TURNS, PROMPT, drain_application, resume
+from tests.e2e.resumable_runs import ANSWER, DRAIN_TURNS, PROMPT, drain_application, resume
 from tests.fakes.fiskapp import kill_quietly, release, runs_of, write_fake_app
 from tests.fakes.messages_api import reply, text, tool_use
 from tests.fakes.watched_messages_api import HANG_GUARD, WatchedMessagesAPI
 from tests.patience import DEADLINE
-from tests.tui.test_tmux_run import Pane, tmux_environment
+from tests.tui.tmux_pane import Pane
 from tests.tui.workstation import ops_model
-
-__all__ = ["tmux_environment"]  # the fixture, used by name
 
 DONE_CHANNEL = "fisk-stop-done"
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

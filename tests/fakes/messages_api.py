@@ -23,6 +23,13 @@ thinking or tool input piece; ``cut_after=N`` drops the connection after N event
 ``pause(request_number, after=N)`` holds that stream after N events until the returned event is
 set; ``events_sent(request_number)`` counts the events a stream has written so far.
 
+``request_arrived(request_number)`` is an event set once that request has arrived.
+
+Tests that share one fake (and the server pointed at it) take a ``window()`` each: it scripts
+that test's turns and numbers its requests from 1; its ``close()`` lets go of what the test held
+or paused, drops the turns it left, and then asserts that its requests took exactly its own
+turns, so a failing test leaves nothing behind for the next.
+
 A request past the end of the script gets a 400 saying the script ran out. A request without
 ``Authorization: Bearer`` or ``x-api-key`` gets a 401, and so does a wrong key when the fake was
 given ``api_key``.
@@ -40,6 +47,7 @@ can wait by reading it. It serves until SIGTERM or SIGINT.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import signal
 import socket
@@ -50,6 +58,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
+
+from tests.patience import DEADLINE
 
 Turn = dict[str, Any]
 
@@ -225,6 +235,7 @@ class FakeMessagesAPI:
         self._pauses: dict[int, tuple[int, threading.Event]] = {}
         self._sent: dict[int, int] = {}
         self._first_text: dict[int, float] = {}
+        self._arrival_events: dict[int, threading.Event] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # Each stream event is a small write of its own, sent at once as the API's are: left to
@@ -256,6 +267,31 @@ class FakeMessagesAPI:
         with self._lock:
             self._holds[request_number] = release
         return release
+
+    def request_arrived(self, request_number: int) -> threading.Event:
+        """An event set once request ``request_number`` (counting from 1) has arrived."""
+        with self._lock:
+            arrival = self._arrival_events.setdefault(request_number, threading.Event())
+            if len(self.requests) >= request_number:
+                arrival.set()
+        return arrival
+
+    @property
+    def unanswered(self) -> int:
+        """How many scripted turns no request has taken yet."""
+        with self._lock:
+            return len(self._turns) - self._served
+
+    def discard_unanswered(self) -> int:
+        """Drop the scripted turns no request has taken yet; how many there were."""
+        with self._lock:
+            dropped = len(self._turns) - self._served
+            del self._turns[self._served :]
+            return dropped
+
+    def window(self) -> ScriptWindow:
+        """One test's share of a fake that the tests of a module use in turn."""
+        return ScriptWindow(self)
 
     def pause(self, request_number: int, *, after: int) -> threading.Event:
         """Hold the stream answering request ``request_number`` once it has written ``after``
@@ -308,6 +344,9 @@ class FakeMessagesAPI:
             self.requests.append(body)
             self.headers.append(headers)
             number = len(self.requests)
+            arrival = self._arrival_events.get(number)
+            if arrival is not None:
+                arrival.set()
             if self._log is not None:
                 self._log.write(json.dumps({"path": path, "headers": headers, "body": body}) + "\n")
                 self._log.flush()
@@ -363,6 +402,60 @@ class FakeMessagesAPI:
         if self._api_key is not None and key != self._api_key:
             return "invalid x-api-key"
         return None
+
+
+class ScriptWindow:
+    """A test's view of a fake shared by several tests in turn: the turns it scripts, and the
+    requests that arrived since it opened, numbered from 1 as if the fake were its own.
+
+    ``close`` lets go of every request and stream the test held, drops the turns it left, and
+    then asserts that its requests took exactly its own turns: the test that left work fails,
+    and the next starts on a clean fake.
+    """
+
+    def __init__(self, api: FakeMessagesAPI) -> None:
+        self.api = api
+        self.scripted = 0
+        self._held: list[threading.Event] = []
+        with api._lock:
+            self._before = len(api.requests)
+
+    @property
+    def requests(self) -> list[Any]:
+        with self.api._lock:
+            return self.api.requests[self._before :]
+
+    def script(self, turns: Sequence[Turn]) -> None:
+        self.scripted += len(turns)
+        self.api.script(turns)
+
+    def hold(self, request_number: int) -> threading.Event:
+        release = self.api.hold(self._before + request_number)
+        self._held.append(release)
+        return release
+
+    def pause(self, request_number: int, *, after: int) -> threading.Event:
+        release = self.api.pause(self._before + request_number, after=after)
+        self._held.append(release)
+        return release
+
+    def request_arrived(self, request_number: int) -> threading.Event:
+        return self.api.request_arrived(self._before + request_number)
+
+    async def until_arrived(self, request_number: int) -> None:
+        """Return once request ``request_number`` has reached the fake."""
+        arrival = self.request_arrived(request_number)
+        if not await asyncio.to_thread(arrival.wait, DEADLINE):
+            raise AssertionError(f"request {request_number} never reached the model")
+
+    def close(self) -> None:
+        for release in self._held:
+            release.set()
+        left = self.api.discard_unanswered()
+        assert left == 0, f"{left} scripted turns never asked for"
+        assert len(self.requests) == self.scripted, (
+            f"{len(self.requests)} requests for {self.scripted} scripted turns"
+        )
 
 
 def _error_body(turn: Turn) -> dict[str, Any]:

@@ -4,7 +4,7 @@ call in flight (a capacity refusal, a drain, a cancel)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,11 @@ class HeldTool:
     presentation = Presentation.TRACED
     mcp_exposable = True
     a2a_exposable = True
+    # A tool a serving surface takes must say whether it is gated; this one never is.
+    tags: tuple[str, ...] = ()
+
+    def confirm_trigger(self, confirm_tags: Sequence[str]) -> str | None:
+        return None
 
     def definition(self, defer_loading: bool) -> ToolDef:
         return ToolDef(self.name, self.description, self.input_schema)

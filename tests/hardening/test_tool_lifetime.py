@@ -16,7 +16,7 @@ import pytest
 
 from fisk_ai.broker.server import locate_server_binary
 from tests.e2e.agent_runs import fisk_environment, write_config
-from tests.e2e.test_resume import DRAIN_TURNS, drain_application, running_tool_pid, start_run
+from tests.e2e.resumable_runs import DRAIN_TURNS, drain_application, running_tool_pid, start_run
 from tests.fakes.fiskapp import kill_quietly, wait_for_exit
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.patience import DEADLINE

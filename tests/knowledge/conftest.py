@@ -1,4 +1,4 @@
-"""Corpora and stores for the knowledge tests."""
+"""Corpora, stores and projects for the knowledge tests."""
 
 from __future__ import annotations
 
@@ -35,3 +35,36 @@ def reader(store: Path) -> Iterator[KnowledgeReader]:
     opened = KnowledgeReader(store)
     yield opened
     opened.close()
+
+
+AGENT_YAML = (
+    "identity: ops\nsystem_prompt: hi\n"
+    "harness:\n  knowledge:\n    enabled: true\n    paths: [docs]\n"
+)
+
+RETENTION_CORPUS = {
+    "retention.md": "# Retention\n\nLogs are kept thirty days.\n",
+    "draft.md": "# Draft\n\nretention draft, kept for now\n",
+    "policy.md": "# Policy\n\nretention appears in the body here.\n\n# More\n\nretention again.\n",
+}
+
+
+@pytest.fixture
+def cli_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The working directory of a project whose agent.yaml indexes docs/, which holds
+    ``RETENTION_CORPUS``; nothing indexed yet."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FISK_AI_STORE_DIR", raising=False)
+    (tmp_path / "agent.yaml").write_text(AGENT_YAML)
+    write_corpus(tmp_path / "docs", RETENTION_CORPUS)
+    return tmp_path
+
+
+@pytest.fixture
+def indexed_project(cli_project: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """``cli_project`` after `fisk knowledge index`."""
+    from fisk_ai.cli.main import main
+
+    assert main(["knowledge", "index"]) == 0
+    capsys.readouterr()
+    return cli_project

@@ -1,5 +1,5 @@
 """A generated corpus of a few thousand markdown files, indexed once and searched lexically and
-hybrid (the fake OpenAI embeddings endpoint of test_hybrid, reached through the real HTTP
+hybrid (the fake OpenAI embeddings endpoint of fake_embeddings, reached through the real HTTP
 client): the documents a query names rank first."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from fisk_ai.knowledge.embeddings import Embedder
 from fisk_ai.knowledge.indexing import index_files, vector_embed, walk
 from fisk_ai.knowledge.search import LEXICAL_TIER
 from fisk_ai.knowledge.store import KnowledgeWriter
-from tests.knowledge import test_hybrid
-from tests.knowledge.test_hybrid import FakeEmbeddings, settings
+from tests.knowledge import fake_embeddings
+from tests.knowledge.fake_embeddings import FakeEmbeddings, settings
 
 FILES = 2000
 # Wide enough that a few thousand random documents do not crowd the planted ones in vectors.
@@ -44,7 +44,7 @@ class Corpus:
 @pytest.fixture
 def corpus(tmp_path: Path) -> Iterator[Corpus]:
     patch = pytest.MonkeyPatch()
-    patch.setattr(test_hybrid, "DIMENSION", DIMENSION)
+    patch.setattr(fake_embeddings, "DIMENSION", DIMENSION)
     fake = FakeEmbeddings()
     root = tmp_path
     patch.chdir(root)

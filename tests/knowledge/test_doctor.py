@@ -14,7 +14,7 @@ from fisk_ai.knowledge.access import wanted_manifest
 from fisk_ai.knowledge.doctor import Check, CheckState, diagnose
 from fisk_ai.knowledge.store import KnowledgeWriter
 from tests.knowledge.conftest import write_corpus
-from tests.knowledge.test_hybrid import CORPUS, DIMENSION, FakeEmbeddings, build, settings
+from tests.knowledge.fake_embeddings import CORPUS, DIMENSION, FakeEmbeddings, build, settings
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fisk_ai.knowledge.store import KnowledgeReader, KnowledgeWriter, stored_documents
 from fisk_ai.knowledge.watch import MIN_DEBOUNCE, Watcher
+from tests.patience import DEADLINE
 
 
 def wait_for(check: Callable[[], bool], seconds: float = 30.0) -> None:
@@ -39,7 +40,7 @@ def test_watch_follows_a_create_an_edit_and_a_delete(tmp_path: Path) -> None:
                 return {path: doc.hash for path, doc in stored_documents(connection).items()}
 
         try:
-            assert watcher.watching.wait(5), "the watch never started"
+            assert watcher.watching.wait(DEADLINE), "the watch never started"
             new = docs / "new.md"
             new.write_text("# New\n\nbeta\n")
             cited = f"{docs.as_posix()}/new.md"
@@ -75,7 +76,7 @@ def test_a_file_written_before_the_watch_starts_is_indexed_by_its_first_pass(
         )
         thread.start()
         try:
-            assert watcher.watching.wait(5), "the watch never started"
+            assert watcher.watching.wait(DEADLINE), "the watch never started"
         finally:
             stop.set()
             thread.join(10)

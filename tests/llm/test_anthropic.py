@@ -7,7 +7,6 @@ import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -30,7 +29,6 @@ from fisk_ai.llm.registry import (
 from fisk_ai.llm.types import (
     Message,
     ProviderBlock,
-    Request,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -51,6 +49,7 @@ from tests.fakes.messages_api import (
     tool_use,
     usage,
 )
+from tests.llm.anthropic_requests import make_request
 from tests.llm.conftest import API_KEY, MODEL
 from tests.patience import DEADLINE
 
@@ -83,16 +82,6 @@ TOOL_SEARCH_RESULT = {
     },
 }
 REDACTED_THINKING = {"type": "redacted_thinking", "data": "EncryptedOpaqueBytes=="}
-
-
-def make_request(**changes: Any) -> Request:
-    fields: dict[str, Any] = {
-        "model": MODEL,
-        "system": ("You run NATS commands.", "Memory index: none."),
-        "messages": (user_text("list the streams"),),
-    }
-    fields.update(changes)
-    return Request(**fields)
 
 
 def tool(name: str, *, defer: bool = False) -> ToolDef:
@@ -291,7 +280,7 @@ BUILTINS = [tool("ask_human_confirm"), tool("memory_read")]
 
 def test_ten_tools_put_the_deferrable_ones_behind_tool_search() -> None:
     planned, warning = plan_tool_search(
-        deferrable_tools(8), BUILTINS, supported=True, disabled=False
+        deferrable_tools(8), BUILTINS, supported=True, disabled=False, model=MODEL
     )
     assert [t.defer_loading for t in planned] == [True] * 8 + [False, False]
     assert warning is None
@@ -299,7 +288,7 @@ def test_ten_tools_put_the_deferrable_ones_behind_tool_search() -> None:
 
 def test_nine_tools_are_all_sent_loaded() -> None:
     planned, warning = plan_tool_search(
-        deferrable_tools(7), BUILTINS, supported=True, disabled=False
+        deferrable_tools(7), BUILTINS, supported=True, disabled=False, model=MODEL
     )
     assert not any(t.defer_loading for t in planned)
     assert warning is None
@@ -307,33 +296,39 @@ def test_nine_tools_are_all_sent_loaded() -> None:
 
 def test_built_ins_are_never_deferred_even_when_asked() -> None:
     builtins = [tool("memory_write", defer=True)]
-    planned, _ = plan_tool_search(deferrable_tools(12), builtins, supported=True, disabled=False)
+    planned, _ = plan_tool_search(
+        deferrable_tools(12), builtins, supported=True, disabled=False, model=MODEL
+    )
     assert planned[-1].name == "memory_write"
     assert planned[-1].defer_loading is False
 
 
 def test_a_no_defer_tool_stays_loaded_past_the_threshold() -> None:
     tools = [*deferrable_tools(11), tool("pinned")]
-    planned, _ = plan_tool_search(tools, [], supported=True, disabled=False)
+    planned, _ = plan_tool_search(tools, [], supported=True, disabled=False, model=MODEL)
     assert {t.name: t.defer_loading for t in planned}["pinned"] is False
 
 
 def test_no_tool_search_sends_every_tool_directly_and_says_so() -> None:
     planned, warning = plan_tool_search(
-        deferrable_tools(12), BUILTINS, supported=True, disabled=True
+        deferrable_tools(12), BUILTINS, supported=True, disabled=True, model=MODEL
     )
     assert not any(t.defer_loading for t in planned)
     assert warning == "llm.no_tool_search is set, so all 14 tools are sent to the model directly"
 
 
 def test_a_provider_without_tool_search_warns_past_the_threshold() -> None:
-    _, warning = plan_tool_search(deferrable_tools(12), [], supported=False, disabled=False)
+    _, warning = plan_tool_search(
+        deferrable_tools(12), [], supported=False, disabled=False, model=MODEL
+    )
     assert warning is not None
     assert "does not support tool search" in warning
 
 
 def test_no_tool_search_below_the_threshold_has_nothing_to_warn_about() -> None:
-    _, warning = plan_tool_search(deferrable_tools(3), [], supported=True, disabled=True)
+    _, warning = plan_tool_search(
+        deferrable_tools(3), [], supported=True, disabled=True, model=MODEL
+    )
     assert warning is None
 
 

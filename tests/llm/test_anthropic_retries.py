@@ -5,8 +5,8 @@ from __future__ import annotations
 from fisk_ai.llm.anthropic import AnthropicProvider
 from fisk_ai.llm.retries import RetryNotice, retries_reported_to
 from tests.fakes.messages_api import FakeMessagesAPI, error, reply, text
+from tests.llm.anthropic_requests import make_request
 from tests.llm.conftest import API_KEY
-from tests.llm.test_anthropic import make_request
 
 
 async def test_an_overloaded_api_is_retried_and_each_retry_is_reported() -> None:

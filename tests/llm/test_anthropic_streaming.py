@@ -15,8 +15,8 @@ from fisk_ai.llm.registry import ProviderRejected, ProviderTimeout, ProviderUnre
 from fisk_ai.llm.retries import RetryNotice, retries_reported_to
 from fisk_ai.llm.types import ThinkingBlock, ToolUseBlock
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, thinking, tool_use, usage
+from tests.llm.anthropic_requests import make_request
 from tests.llm.conftest import API_KEY
-from tests.llm.test_anthropic import make_request
 
 ANSWER = "The ORDERS stream has three consumers, and none of them is behind."
 

@@ -9,7 +9,7 @@ import pytest
 from fisk_ai.llm import registry
 from fisk_ai.llm.deltas import Delta, DeltaKind, deltas_reported_to
 from fisk_ai.llm.replay import CASSETTE_ENV, PACE_ENV, REPLAY_PIECE, ReplayProvider
-from tests.llm.test_replay import (
+from tests.llm.cassette_turns import (
     final_turn,
     first_request,
     record,

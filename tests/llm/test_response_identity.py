@@ -6,8 +6,8 @@ from dataclasses import replace
 from fisk_ai.llm.anthropic import AnthropicProvider, decode_response
 from fisk_ai.llm.types import Message, Response, Role, TextBlock, Usage
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
+from tests.llm.anthropic_requests import make_request
 from tests.llm.conftest import MODEL
-from tests.llm.test_anthropic import make_request
 
 BODY = {
     "id": "msg_01",

@@ -16,7 +16,7 @@ from tests.agent.conftest import make_runner
 from tests.fakes.events import RecordingSink
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.mcp.conftest import raw_entry
-from tests.mcp.test_imports import GOOD, PNG
+from tests.mcp.server_tools import GOOD, PNG
 
 IMAGE_CONTENT = [{"type": "image", "data": PNG, "mimeType": "image/png"}]
 IMAGE_BLOCK = {

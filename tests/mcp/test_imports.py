@@ -17,10 +17,9 @@ from fisk_ai.tools.fiskapp.execute import OUTPUT_LIMIT
 from fisk_ai.tools.imported import ImportedOutcome, ResultImage
 from fisk_ai.tools.mcp.sessions import McpSessions, open_mcp_sessions
 from tests.mcp.conftest import raw_entry, stdio_entry
+from tests.mcp.server_tools import GOOD, PNG
 
 DEPS = ExecDeps()
-GOOD = {"name": "good", "description": "A good tool.", "inputSchema": {"type": "object"}}
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 300).decode()
 
 
 def names(sessions: McpSessions) -> list[str]:

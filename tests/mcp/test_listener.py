@@ -6,6 +6,7 @@ import asyncio
 import socket
 
 from fisk_ai.mcpserver.listener import bind
+from tests.patience import DEADLINE
 
 
 async def test_accepted_connections_have_nagle_off() -> None:
@@ -22,7 +23,7 @@ async def test_accepted_connections_have_nagle_off() -> None:
     server = await asyncio.start_server(on_connection, sock=sock)
     try:
         _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
-        assert await asyncio.wait_for(accepted, 5) != 0
+        assert await asyncio.wait_for(accepted, DEADLINE) != 0
         writer.close()
     finally:
         server.close()

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import asyncio
+
 from textual import events
 from textual.app import App
 from textual.screen import Screen
@@ -120,14 +122,27 @@ async def test_a_key_made_before_the_question_was_up_never_answers() -> None:
     assert app.answer is ApprovalChoice.NO
 
 
+class CountedEvent(asyncio.Event):
+    """An event that counts how often it was cleared: a guard restarted is seen however soon it
+    runs out again, which on a busy machine can be before the test looks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clears = 0
+
+    def clear(self) -> None:
+        self.clears += 1
+        super().clear()
+
+
 async def test_a_key_the_question_does_not_take_goes_beneath_and_restarts_the_guard() -> None:
     modal = ApprovalScreen(approval())
+    modal.answerable = CountedEvent()
     app = HostOverBeneath(modal)
     async with app.run_test(size=SIZE) as pilot:
         await until_answerable(app)
         await pilot.press("h")
-        assert not modal.answerable.is_set()
-        assert "keys:" not in keys_line(app)
+        assert modal.answerable.clears == 1
         assert app.beneath.held == [("h", "h")]
         await until_answerable(app)
         await pilot.press("y")

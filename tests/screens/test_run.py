@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from textual.message import Message
 from textual.widgets import Static
 
 from fisk_ai.agent.outcome import Completed, RunResult
 from fisk_ai.errors import FiskError
 from fisk_ai.screens.run import RunScreen
-from fisk_ai.tui.bridge import RunBridge
-from fisk_ai.tui.setup import RunSetup
 from fisk_ai.tui.status import RunState
 from fisk_ai.workstation.app import FiskApp
-
-SIZE = (100, 30)
-SETUP = RunSetup(model="test-model", prompt="hello", bell=False, version="test")
-
-
-class HeldBridge(RunBridge):
-    """A bridge whose first turn lasts until the test resolves ``turn_end``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.turn_end: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
-
-    async def start(self, prompt: str) -> RunResult:
-        return await self.turn_end
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
 
 
 def ended(posted: list[Message]) -> list[RunScreen.TurnEnded]:

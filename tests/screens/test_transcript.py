@@ -1,21 +1,11 @@
 from __future__ import annotations
 
-from typing import Any
-
-from textual.app import App
-
 from fisk_ai.screens.transcript import TranscriptScreen
 from fisk_ai.workstation.sessions_app import SessionsApp
 from tests.screens.journals import conversation_of, stream_report
+from tests.screens.transcript_screen import screen_text
 
 SIZE = (100, 30)
-
-
-def screen_text(app: App[Any]) -> str:
-    screen = app.screen
-    assert isinstance(screen, TranscriptScreen)
-    view = screen.view
-    return "\n".join(strip.text for strip in (view.render_line(y) for y in range(view.size.height)))
 
 
 def viewer() -> SessionsApp:

@@ -1,21 +1,27 @@
 """`fisk serve` answering Google's A2A 1.0 over HTTP, as an A2A agent reaches it: the installed
 command against an embedded nats-server and the fake Messages API, wrapping a fake fisk
 application, with the a2a-sdk's own card resolver and client on the other end.
+
+The tests that only talk to the endpoint share one `fisk serve` of the default configuration
+(``served``), each in its own conversation with its own scripted model turns (``model``); the
+tests that configure, interrupt or refuse a server start their own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import socket
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+import pytest_asyncio
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.helpers.proto_helpers import get_artifact_text, get_message_text, new_text_message
 from a2a.types.a2a_pb2 import (
@@ -32,7 +38,7 @@ from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
 from tests.e2e.agent_runs import fisk_environment
 from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import application, command, write_fake_app
-from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
+from tests.fakes.messages_api import FakeMessagesAPI, ScriptWindow, reply, text, tool_use
 from tests.patience import DEADLINE
 
 pytestmark = [
@@ -40,7 +46,12 @@ pytestmark = [
     pytest.mark.skipif(
         locate_server_binary() is None, reason="no nats-server binary on this machine"
     ),
+    # The shared server's pipes belong to the loop it started on.
+    pytest.mark.asyncio(loop_scope="module"),
 ]
+
+shares_the_server = pytest.mark.xdist_group("a2a_http_shared_serve")
+"""Keeps the tests of the shared server on one worker, so they start it once."""
 
 IDENTITY = "ops-agent"
 MODEL = "claude-test-1"
@@ -77,8 +88,9 @@ class Setup:
         return path
 
 
-@pytest.fixture
-async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
+@contextlib.asynccontextmanager
+async def hosting(tmp_path: Path) -> AsyncIterator[Setup]:
+    """A broker, a fake model and the ops application under ``tmp_path``."""
     model = application(
         "ops",
         commands=[
@@ -98,6 +110,12 @@ async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
                 extra={"XDG_CONFIG_HOME": str(tmp_path / "xdg"), TOKEN_VARIABLE: TOKEN},
             )
             yield Setup(tmp_path, broker, api, app, environment)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
+    async with hosting(tmp_path) as own:
+        yield own
 
 
 @dataclass
@@ -134,18 +152,44 @@ async def start_serve(setup: Setup, config: Path) -> Served:
     return Served(process, lines, url)
 
 
-@pytest.fixture
-async def served(setup: Setup) -> AsyncIterator[Served]:
-    running = await start_serve(setup, setup.config())
-    try:
-        yield running
-    finally:
-        if running.process.returncode is None:
-            running.process.kill()
-            await running.process.wait()
+@dataclass
+class Shared:
+    setup: Setup
+    served: Served
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Shared]:
+    """One `fisk serve` of the default configuration for the tests that do not change it."""
+    async with hosting(tmp_path_factory.mktemp("a2a_http")) as own:
+        running = await start_serve(own, own.config())
+        assert running.process.stderr is not None
+        # Read what it logs over the module's tests, so a full pipe never stalls it.
+        logged = asyncio.create_task(running.process.stderr.read())
+        try:
+            yield Shared(own, running)
+        finally:
+            if running.process.returncode is None:
+                running.process.kill()
+                await running.process.wait()
+            await logged
 
 
 @pytest.fixture
+def served(shared: Shared) -> Served:
+    assert shared.served.process.returncode is None, "the shared server has exited"
+    return shared.served
+
+
+@pytest.fixture
+def model(shared: Shared) -> Iterator[ScriptWindow]:
+    """This test's turns of the shared server's model; every one taken by the end."""
+    window = shared.setup.api.window()
+    yield window
+    window.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=DEADLINE) as client:
         yield client
@@ -178,6 +222,7 @@ def answer_of(task: Task) -> str:
     return "".join(get_artifact_text(artifact) for artifact in task.artifacts)
 
 
+@shares_the_server
 async def test_the_card_names_the_agent_its_commands_and_the_url_it_answers_at(
     http: httpx.AsyncClient, served: Served
 ) -> None:
@@ -190,6 +235,7 @@ async def test_the_card_names_the_agent_its_commands_and_the_url_it_answers_at(
     assert [interface.protocol_binding for interface in card.supported_interfaces] == ["JSONRPC"]
 
 
+@shares_the_server
 async def test_the_banner_lists_the_endpoint_it_started(served: Served) -> None:
     assert served.banner[2:5] == [
         "         Endpoints: a2a/prompts",
@@ -206,10 +252,11 @@ async def test_the_banner_lists_the_endpoint_it_started(served: Served) -> None:
     assert section[-1].endswith("Auth: none")
 
 
+@shares_the_server
 async def test_a_message_is_answered_by_a_turn_of_the_agent(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script(
+    model.script(
         [
             reply(tool_use("tu_1", "status", {}), stop_reason="tool_use"),
             reply(text("the fleet is green")),
@@ -221,13 +268,14 @@ async def test_a_message_is_answered_by_a_turn_of_the_agent(
 
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert answer_of(task) == "the fleet is green"
-    assert setup.api.requests[0]["messages"][0]["content"][0]["text"] == "how is the fleet"
+    assert model.requests[0]["messages"][0]["content"][0]["text"] == "how is the fleet"
 
 
+@shares_the_server
 async def test_a_follow_up_in_the_same_context_continues_the_conversation(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script([reply(text("the fleet is green")), reply(text("it was green"))])
+    model.script([reply(text("the fleet is green")), reply(text("it was green"))])
     client = await client_of(http, served)
     first = await send(client, user_message("how is the fleet"))
 
@@ -235,29 +283,31 @@ async def test_a_follow_up_in_the_same_context_continues_the_conversation(
 
     assert second.context_id == first.context_id
     assert answer_of(second) == "it was green"
-    sent = json.dumps(setup.api.requests[-1]["messages"])
+    sent = json.dumps(model.requests[-1]["messages"])
     assert "how is the fleet" in sent
     assert "the fleet is green" in sent
 
 
+@shares_the_server
 async def test_a_new_context_starts_a_new_conversation(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script([reply(text("the fleet is green")), reply(text("hello"))])
+    model.script([reply(text("the fleet is green")), reply(text("hello"))])
     client = await client_of(http, served)
     first = await send(client, user_message("how is the fleet"))
 
     second = await send(client, user_message("hello"))
 
     assert second.context_id != first.context_id
-    assert "how is the fleet" not in json.dumps(setup.api.requests[-1]["messages"])
+    assert "how is the fleet" not in json.dumps(model.requests[-1]["messages"])
 
 
+@shares_the_server
 async def test_streaming_yields_the_answer_before_the_turn_ends(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script([reply(text("the fleet is green and every node answers"), chunk=8)])
-    held = setup.api.pause(1, after=5)
+    model.script([reply(text("the fleet is green and every node answers"), chunk=8)])
+    held = model.pause(1, after=5)
     client = await client_of(http, served, streaming=True)
     pieces: list[str] = []
     states: list[int] = []
@@ -275,10 +325,11 @@ async def test_streaming_yields_the_answer_before_the_turn_ends(
     assert states[-1] == TaskState.TASK_STATE_COMPLETED
 
 
+@shares_the_server
 async def test_a_gated_command_asks_the_caller_and_runs_on_its_answer(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script(
+    model.script(
         [
             reply(tool_use("tu_1", "drain", {}), stop_reason="tool_use"),
             reply(text("node drained")),
@@ -295,15 +346,16 @@ async def test_a_gated_command_asks_the_caller_and_runs_on_its_answer(
 
     assert answered.status.state == TaskState.TASK_STATE_COMPLETED
     assert answer_of(answered) == "node drained"
-    result = setup.api.requests[1]["messages"][-1]["content"][0]
+    result = model.requests[1]["messages"][-1]["content"][0]
     assert result["type"] == "tool_result"
     assert "declined" not in json.dumps(result)
 
 
+@shares_the_server
 async def test_a_no_declines_the_gated_command(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script(
+    model.script(
         [
             reply(tool_use("tu_1", "drain", {}), stop_reason="tool_use"),
             reply(text("left it alone")),
@@ -320,7 +372,7 @@ async def test_a_no_declines_the_gated_command(
     )
 
     assert answer_of(answered) == "left it alone"
-    result = json.dumps(setup.api.requests[1]["messages"][-1]["content"][0])
+    result = json.dumps(model.requests[1]["messages"][-1]["content"][0])
     assert "declined" in result
     assert "not during business hours" in result
 
@@ -350,8 +402,9 @@ async def test_without_elicit_a_gated_command_is_declined_and_the_task_never_wai
     assert refusal["allowed"] is False
 
 
+@shares_the_server
 async def test_a_message_without_text_is_rejected_before_anything_runs(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
     client = await client_of(http, served)
     request = user_message("placeholder")
@@ -362,14 +415,15 @@ async def test_a_message_without_text_is_rejected_before_anything_runs(
 
     assert task.status.state == TaskState.TASK_STATE_REJECTED
     assert "no text" in get_message_text(task.status.message)
-    assert setup.api.requests == []
+    assert model.requests == []
 
 
+@shares_the_server
 async def test_cancel_ends_a_running_task_canceled(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script([reply(text("too late"))])
-    held = setup.api.hold(1)
+    model.script([reply(text("too late"))])
+    held = model.hold(1)
     client = await client_of(http, served, streaming=True)
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
@@ -382,10 +436,14 @@ async def test_cancel_ends_a_running_task_canceled(
                 )
 
     listening = asyncio.create_task(listen())
-    task_id = await asyncio.wait_for(started, DEADLINE)
+    try:
+        task_id = await asyncio.wait_for(started, DEADLINE)
+        # The turn is mid model call, the fake holding its answer, when the cancel arrives.
+        await model.until_arrived(1)
 
-    canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
-    held.set()
+        canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
+    finally:
+        held.set()
     await asyncio.wait_for(listening, DEADLINE)
 
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
@@ -393,10 +451,11 @@ async def test_cancel_ends_a_running_task_canceled(
     assert fetched.status.state == TaskState.TASK_STATE_CANCELED
 
 
+@shares_the_server
 async def test_tasks_get_reads_a_finished_task(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script([reply(text("the fleet is green"))])
+    model.script([reply(text("the fleet is green"))])
     client = await client_of(http, served)
     task = await send(client, user_message("how is the fleet"))
 
@@ -481,10 +540,11 @@ async def test_without_the_prompts_channel_the_endpoint_is_refused(setup: Setup)
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
+@shares_the_server
 async def test_a_0_3_caller_is_answered_on_message_send(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    model: ScriptWindow, http: httpx.AsyncClient, served: Served
 ) -> None:
-    setup.api.script([reply(text("the fleet is green"))])
+    model.script([reply(text("the fleet is green"))])
     message = {
         "kind": "message",
         "role": "user",
@@ -573,14 +633,20 @@ async def test_plaintext_token_lets_the_token_cross_plain_http_off_loopback(
 
 
 async def test_an_interrupt_drains_and_closes_the_endpoint(
-    setup: Setup, http: httpx.AsyncClient, served: Served
+    setup: Setup, http: httpx.AsyncClient
 ) -> None:
-    setup.api.script([reply(text("the fleet is green"))])
-    client = await client_of(http, served)
-    await send(client, user_message("how is the fleet"))
+    served = await start_serve(setup, setup.config())
+    try:
+        setup.api.script([reply(text("the fleet is green"))])
+        client = await client_of(http, served)
+        await send(client, user_message("how is the fleet"))
 
-    served.process.send_signal(signal.SIGINT)
-    await asyncio.wait_for(served.process.communicate(), DEADLINE)
+        served.process.send_signal(signal.SIGINT)
+        await asyncio.wait_for(served.process.communicate(), DEADLINE)
+    finally:
+        if served.process.returncode is None:
+            served.process.kill()
+            await served.process.wait()
 
     assert served.process.returncode == 0
     with pytest.raises(httpx.ConnectError):

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from fisk_ai.a2a.codec import SCHEMA_BASE, schema_documents
-from tests.a2a.test_conformance import UPSTREAM, _upstream_documents, _validator
+from tests.a2a.upstream_schemas import UPSTREAM, upstream_documents, upstream_validator
 
 _PROTOCOL_PREFIX = "io.choria.fisk-ai.v1."
 _EVENT_FRAMING = f"{_PROTOCOL_PREFIX}event"
@@ -30,9 +30,9 @@ def schema_protocol(documents: list[dict[str, Any]], protocol: str) -> str:
 
 
 def assert_conforms(data: bytes) -> None:
-    documents = _upstream_documents() if UPSTREAM.is_dir() else list(schema_documents().values())
+    documents = upstream_documents() if UPSTREAM.is_dir() else list(schema_documents().values())
     sent = json.loads(data)
     protocol = sent["protocol"]
-    validator = _validator(documents, schema_protocol(documents, protocol))
+    validator = upstream_validator(documents, schema_protocol(documents, protocol))
     errors = [error.message for error in validator.iter_errors(sent)]
     assert errors == [], f"{protocol}: {errors}"

@@ -36,7 +36,7 @@ from fisk_ai.tools.base import ExecDeps, Outcome
 from tests.agent.conftest import SETTINGS, FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
-from tests.sessions.test_jetstream import STREAM, session_stream
+from tests.sessions.session_stream import STREAM, session_stream
 
 ROUNDS = 4
 """Races per test; each takes a fresh conversation, and the winner alternates between them."""

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fisk_ai.sessions import Assistant, Meta, Payload, Record, encode_record
-from tests.sessions.test_records import EVERY_KIND
+from tests.sessions.record_kinds import EVERY_KIND
 
 SCHEMAS = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "upstream-schemas"

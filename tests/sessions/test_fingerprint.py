@@ -16,7 +16,7 @@ from fisk_ai.sessions import (
     compute_fingerprint,
     resume_gate,
 )
-from fisk_ai.sessions.fingerprint import FingerprintInputs, conversation_allowance
+from fisk_ai.sessions.fingerprint import FingerprintInputs, ResumeAdvice, conversation_allowance
 
 LIST = ToolDef("stream_ls", "List streams", {"type": "object", "properties": {}})
 REMOVE = ToolDef(
@@ -205,7 +205,10 @@ def test_an_unset_reasoning_effort_is_shown_as_none() -> None:
         resume_gate(computed(), computed(reasoning_effort="high"), force=False)
 
 
-WIRE_ADVICE = "start a new conversation, or send the request with force: true"
+WIRE_ADVICE = ResumeAdvice(
+    changed="start a new conversation, or send the request with force: true",
+    never="; start a new conversation",
+)
 
 
 def test_a_conversation_goes_on_across_a_changed_tool_set_without_its_grants() -> None:
@@ -234,7 +237,7 @@ def test_a_conversation_across_a_changed_model_is_refused_with_the_advice_given(
 
     message = str(refusal.value)
     assert message.endswith(
-        f"(model: claude-sonnet -> claude-opus, tool set: changed); {WIRE_ADVICE}"
+        f"(model: claude-sonnet -> claude-opus, tool set: changed); {WIRE_ADVICE.changed}"
     )
     assert "--force" not in message
 
@@ -243,7 +246,13 @@ def test_a_conversation_across_a_changed_provider_is_told_to_start_a_new_one() -
     stored = computed()
 
     with pytest.raises(ResumeRefused) as refusal:
-        resume_gate(stored, replace(stored, provider="openai"), force=True, conversation=True)
+        resume_gate(
+            stored,
+            replace(stored, provider="openai"),
+            force=True,
+            conversation=True,
+            advice=WIRE_ADVICE,
+        )
 
     assert "start a new conversation" in str(refusal.value)
     assert "--force" not in str(refusal.value)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from nats.aio.client import Client as NatsClient
-from nats.js.api import DiscardPolicy, StreamConfig
+from nats.js.api import DiscardPolicy
 
 from fisk_ai.agent.outcome import Completed
 from fisk_ai.agent.resources import Resources
@@ -47,30 +47,16 @@ from tests.agent.conftest import FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
 from tests.sessions.builders import meta, result, turn
+from tests.sessions.session_stream import PREFIX, STREAM, session_stream
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
 
-STREAM = "FISK_SESSIONS"
-PREFIX = "fisk.sessions"
 FIX = (
     "nats --context production stream add FISK_SESSIONS --subjects 'fisk.sessions.>' "
     "--max-msgs-per-subject=1 --discard=new --discard-per-subject"
 )
-
-
-def session_stream(**changes: Any) -> StreamConfig:
-    """The stream the user guide's `nats stream add` makes, with ``changes`` applied."""
-    settings: dict[str, Any] = {
-        "name": STREAM,
-        "subjects": [f"{PREFIX}.>"],
-        "max_msgs_per_subject": 1,
-        "discard": DiscardPolicy.NEW,
-        "discard_new_per_subject": True,
-    }
-    settings.update(changes)
-    return StreamConfig(**settings)
 
 
 @pytest.fixture

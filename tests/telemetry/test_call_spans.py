@@ -23,7 +23,7 @@ from tests.agent.conftest import SETTINGS, FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
 from tests.knowledge.conftest import write_corpus
-from tests.knowledge.test_hybrid import CORPUS, FakeEmbeddings, build, settings
+from tests.knowledge.fake_embeddings import CORPUS, FakeEmbeddings, build, settings
 from tests.telemetry.receiver import Receiver, attributes
 
 

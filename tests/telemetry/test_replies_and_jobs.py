@@ -83,7 +83,7 @@ async def test_a_job_submitted_inside_a_trace_runs_in_it_and_its_answer_says_so(
     from fisk_ai.sessions.file import FileSessionStore
     from tests.agent.conftest import SETTINGS, toolset
     from tests.fakes.provider import ScriptedProvider, answer
-    from tests.serve.jobs.test_channel import QUEUE, make_storage
+    from tests.serve.jobs.queue_setup import QUEUE, make_storage
 
     monkeypatch.setenv("TRACEPARENT", PARENT)
     worker = start(TelemetrySettings(enabled=True, endpoint=receiver.endpoint, no_metrics=True))

@@ -8,7 +8,7 @@ from fisk_ai.tools.validation import (
     validate_arguments,
 )
 from tests.fakes.fiskapp import arg, command, flag
-from tests.tools.fiskapp.test_tool import tool_for
+from tests.tools.fiskapp.leaf_tools import tool_for
 
 SCHEMA = {
     "type": "object",

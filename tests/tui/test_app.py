@@ -2,49 +2,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.pilot import Pilot
 from textual.widgets import Button
 
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.screens.run import CONTINUE_HERE
 from fisk_ai.tui.status import RunState
 from fisk_ai.tui.transcript import BlockKind
-from fisk_ai.workstation.app import FiskApp
-from tests.fakes.provider import Reply, answer, call, calls
-from tests.screens.answerable import until_answerable
+from tests.fakes.provider import answer, call, calls
 from tests.tui.workstation import running
-
-
-def screen_text(app: FiskApp) -> str:
-    view = app.run_screen.view
-    return "\n".join(strip.text for strip in (view.render_line(y) for y in range(view.size.height)))
-
-
-async def settle(app: FiskApp, pilot: Pilot[None]) -> None:
-    """Wait until the turn in flight has ended or put a question up."""
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def until_question(app: FiskApp, pilot: Pilot[None]) -> None:
-    """Wait until an approval is up and takes keys, or the turn has ended."""
-    for _ in range(200):
-        if isinstance(app.screen, ApprovalScreen):
-            await until_answerable(app)
-            return
-        if not app.run_screen.turn_running:
-            return
-        await pilot.pause()
-
-
-def remove_stream() -> list[Reply]:
-    return [calls(call("t1", "stream_rm", {"stream": "ORDERS"})), answer("removed")]
-
-
-async def send(app: FiskApp, pilot: Pilot[None], text: str) -> None:
-    app.run_screen.chat.value = text
-    await pilot.press("enter")
+from tests.tui.workstation_driver import remove_stream, screen_text, send, settle, until_question
 
 
 async def test_a_prompt_shows_its_answer_and_opens_the_chat_bar(tmp_path: Path) -> None:

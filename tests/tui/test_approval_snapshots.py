@@ -14,7 +14,7 @@ from textual.widgets import Input
 from fisk_ai.screens.approval import ApprovalScreen
 from tests.fakes.provider import call, calls
 from tests.screens.answerable import until_answerable
-from tests.tui.test_workstation_snapshots import (
+from tests.tui.snapshot_pins import (
     ACCEPTANCE_SIZES,
     FIXED_SESSION,
     StallingProvider,

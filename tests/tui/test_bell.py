@@ -12,7 +12,7 @@ from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.tools.questions import ConfirmQuestion
 from fisk_ai.workstation.app import FiskApp
 from tests.screens.answerable import until_answerable
-from tests.screens.test_run import SETUP, SIZE, HeldBridge
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
 
 
 @pytest.mark.parametrize("no_bell", [False, True])

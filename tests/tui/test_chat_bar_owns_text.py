@@ -18,11 +18,8 @@ from fisk_ai.tui.theme import DARK_THEME, LIGHT_THEME
 from fisk_ai.tui.widgets.status_bar import StatusBar
 from fisk_ai.workstation.app import DRAFT_DISCARDED, LEAVE_ARMED
 from tests.fakes.provider import answer, call, calls
-from tests.tui.test_app import send, settle, until_question
-from tests.tui.test_nothing_lost import texts_of
-from tests.tui.test_rough_edges import toasts
-from tests.tui.test_workstation_keys import gated
 from tests.tui.workstation import running
+from tests.tui.workstation_driver import gated, send, settle, texts_of, toasts, until_question
 
 
 async def test_keys_typed_right_after_enter_stay_in_the_bar(tmp_path: Path) -> None:

@@ -24,9 +24,7 @@ from fisk_ai.tui.external_editor import (
     editor_command,
     run_editor,
 )
-from tests.tui.test_tmux_run import Pane, tmux_environment
-
-__all__ = ["tmux_environment"]  # the fixture, used by name
+from tests.tui.tmux_pane import Pane
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from tests.tui.test_history_search import SENT, SearchApp
+from tests.tui.history_search_app import SENT, SearchApp
 
 SIZE = (80, 24)
 SnapCompare = Callable[..., bool]

@@ -34,14 +34,13 @@ from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, Turn, error, reply, text, tool_use
 from tests.patience import DEADLINE
-from tests.tui.test_tmux_run import Pane, tmux_environment
+from tests.tui.tmux_pane import Pane
 from tests.tui.workstation import ops_model
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
-__all__ = ["tmux_environment"]  # the fixture, used by name
 
 STEPS = 60
 """Keystroke bursts per seed."""

@@ -28,21 +28,14 @@ from fisk_ai.tui.widgets.knowledge_results import ResultList
 from fisk_ai.workstation.knowledge_app import KnowledgeApp
 from tests.fakes.provider import ScriptedProvider, answer
 from tests.knowledge.conftest import index, write_corpus
-from tests.knowledge.test_hybrid import CORPUS as HYBRID_CORPUS
-from tests.knowledge.test_hybrid import FakeEmbeddings, build, settings
-from tests.tui.test_app import settle
+from tests.knowledge.fake_embeddings import CORPUS as HYBRID_CORPUS
+from tests.knowledge.fake_embeddings import FakeEmbeddings, build, settings
+from tests.tui.explorer_corpus import CORPUS, STORE
 from tests.tui.workstation import build_app
+from tests.tui.workstation_driver import settle
 
 SMALL = (80, 24)
-STORE = Path("knowledge/ops")
 EXAMPLE_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "knowledge" / "corpus"
-CORPUS = {
-    "docs/install.md": "# Install\n\nRun make install.\n\n## Linux\n\nUse apt to install it.\n",
-    "docs/retention.md": "# Retention\n\nLogs are kept thirty days.\n\n## Audit\n\n"
-    "Audit records are kept a year.\n",
-    "docs/ops.md": "# Operations\n\nRestart the fleet in the evening.\n\n## Disks\n\n"
-    "Clean the logs when the disk fills.\n\n## Calendar\n\nNothing happens on holidays.\n",
-}
 
 
 @pytest.fixture

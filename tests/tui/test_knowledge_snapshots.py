@@ -12,10 +12,10 @@ from textual.pilot import Pilot
 from fisk_ai.knowledge.access import KnowledgeIndex
 from fisk_ai.workstation.knowledge_app import KnowledgeApp
 from tests.knowledge.conftest import index, write_corpus
-from tests.knowledge.test_hybrid import CORPUS as HYBRID_CORPUS
-from tests.knowledge.test_hybrid import FakeEmbeddings, build, settings
+from tests.knowledge.fake_embeddings import CORPUS as HYBRID_CORPUS
+from tests.knowledge.fake_embeddings import FakeEmbeddings, build, settings
+from tests.tui.explorer_corpus import CORPUS, STORE
 from tests.tui.settle import SteadyCursors, pinned, settled
-from tests.tui.test_knowledge_explorer import CORPUS, STORE
 
 SMALL = (80, 24)
 LARGE = (160, 45)

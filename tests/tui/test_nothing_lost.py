@@ -9,7 +9,7 @@ import pytest
 
 from fisk_ai.agent.outcome import Abandoned, Suspended
 from fisk_ai.llm.registry import ProviderError
-from fisk_ai.llm.types import Request, Response, TextBlock
+from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.question import ConfirmScreen
 from fisk_ai.screens.sessions import SessionBrowser
 from fisk_ai.sessions import JournalLocked, fold
@@ -17,19 +17,8 @@ from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.tui.status import RunState
 from tests.fakes.provider import ScriptedProvider, answer
 from tests.screens.answerable import until_answerable
-from tests.tui.test_app import send, settle
 from tests.tui.workstation import SIZE, build_app
-
-
-def texts_of(provider: ScriptedProvider, request: int) -> list[str]:
-    """The text of every user message of one request, oldest first."""
-    return [
-        block.text
-        for message in provider.requests[request].messages
-        if message.role.value == "user"
-        for block in message.content
-        if isinstance(block, TextBlock)
-    ]
+from tests.tui.workstation_driver import send, settle, texts_of
 
 
 async def test_a_follow_up_after_an_api_error_is_sent_as_written(tmp_path: Path) -> None:

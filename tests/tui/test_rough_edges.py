@@ -19,10 +19,16 @@ from fisk_ai.tui.transcript import BlockKind, Transcript
 from fisk_ai.tui.widgets.transcript_view import TranscriptView
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import answer
-from tests.screens.test_run import SETUP, SIZE, HeldBridge
-from tests.tui.test_app import remove_stream, send, settle, until_question
-from tests.tui.test_where_you_are import status_text
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
 from tests.tui.workstation import running
+from tests.tui.workstation_driver import (
+    remove_stream,
+    send,
+    settle,
+    status_text,
+    toasts,
+    until_question,
+)
 
 NARROW = (80, 24)
 
@@ -127,10 +133,6 @@ async def test_up_recalls_a_doubled_slash_as_typed() -> None:
 
 
 # The stop toast
-
-
-def toasts(app: FiskApp) -> list[str]:
-    return [str(notification.message) for notification in app._notifications]
 
 
 async def test_the_press_again_toast_goes_when_the_turn_has_stopped() -> None:

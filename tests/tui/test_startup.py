@@ -15,9 +15,8 @@ from fisk_ai.tui.widgets.startup_card import startup_text
 from fisk_ai.workstation.app import FiskApp
 from fisk_ai.workstation.host import PHASE_HOSTING, PHASE_LOADING, telemetry_row
 from tests.fakes.provider import ScriptedProvider, answer
-from tests.tui.test_app import settle
-from tests.tui.test_nothing_lost import texts_of
 from tests.tui.workstation import SIZE, build_app
+from tests.tui.workstation_driver import settle, texts_of
 
 
 def card_text(app: FiskApp) -> str:

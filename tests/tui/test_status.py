@@ -20,9 +20,32 @@ from fisk_ai.llm.types import Usage
 from fisk_ai.tui.status import Counters, RunState, StatusLine, can_move, state_after_turn
 
 
-def test_the_bar_shows_the_sum_of_the_four_token_counters() -> None:
-    counters = Counters(Usage(100, 20, cache_read_tokens=300, cache_create_tokens=5))
-    assert "tokens=425" in StatusLine(counters=counters).text()
+def test_the_bar_shows_uncached_input_over_output_then_cache_reads_then_thinking() -> None:
+    counters = Counters(
+        Usage(100, 2_000, cache_read_tokens=3_000, cache_create_tokens=5, thinking_tokens=700)
+    )
+    assert (
+        "  tokens=100/2,000  cached=3,000  thinking=700  " in StatusLine(counters=counters).text()
+    )
+
+
+def test_the_bar_leaves_out_cache_reads_when_there_are_none() -> None:
+    counters = Counters(Usage(100, 20, cache_create_tokens=5))
+    assert "  tokens=100/20  thinking=0" in StatusLine(counters=counters).text()
+    assert "cached=" not in StatusLine(counters=counters).text()
+
+
+def test_at_80_columns_the_cache_reads_go_before_the_tokens() -> None:
+    counters = Counters(Usage(123_456, 98_765, cache_read_tokens=4_567_890, thinking_tokens=7))
+    line = StatusLine(
+        RunState.RUNNING,
+        counters,
+        model="claude-sonnet-4-5-20250929",
+        session="2a9Wsnapshotsession00000000",
+        activity="stream info ORDERS",
+        elapsed=3,
+    )
+    assert line.text(80) == "[running]  stream info ORDERS 3s  tokens=123,456/98,765   ? help"
 
 
 def test_the_state_word_is_written_out() -> None:

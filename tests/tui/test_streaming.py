@@ -26,9 +26,8 @@ from fisk_ai.sessions import fold
 from fisk_ai.tui.transcript import ANSWER_MARKER, BlockKind, Transcript, completed_prose
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
 from tests.patience import DEADLINE
-from tests.tui.test_app import screen_text, settle
-from tests.tui.test_workstation_retry import status_text
 from tests.tui.workstation import SIZE, build_app
+from tests.tui.workstation_driver import screen_text, settle, status_text
 
 ANSWER = (
     "# Plan\n\nFirst we look at the **streams** that exist.\n\n"

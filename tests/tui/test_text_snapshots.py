@@ -11,8 +11,8 @@ import pytest
 
 from fisk_ai.agent.events import Event, PromptEvent, TextEvent, ToolCallEvent, ToolResultEvent
 from fisk_ai.tools.base import ExecRecord
+from tests.tui.awkward_texts import COW, EM_DASH_PROSE, LONG_TABLE, PYTHON_BLOCK
 from tests.tui.sample import long_output
-from tests.tui.test_text_reads_right import COW, EM_DASH_PROSE, LONG_TABLE, PYTHON_BLOCK
 from tests.tui.viewer_app import ViewerApp
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]

@@ -3,14 +3,9 @@ read the screen back with capture-pane and the pane state from ``@fisk_state``."
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import subprocess
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,6 +15,7 @@ from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.patience import DEADLINE
+from tests.tui.tmux_pane import DONE_CHANNEL, Pane
 from tests.tui.workstation import ops_model
 
 # It drives the installed fisk in a real terminal, so it is end to end wherever it lives.
@@ -27,77 +23,6 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
-
-DONE_CHANNEL = "fisk-run-done"
-
-
-@dataclass(frozen=True)
-class Pane:
-    label: str
-    environment: dict[str, str]
-    target: str = "run"
-
-    def tmux(self, *arguments: str, timeout: float = 10) -> str:
-        completed = subprocess.run(
-            ["tmux", "-L", self.label, *arguments],
-            env=self.environment,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        return completed.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.target)
-
-    def kill_server(self) -> None:
-        """End the isolated tmux server and what runs in it; quiet if it is already gone."""
-        subprocess.run(
-            ["tmux", "-L", self.label, "kill-server"],
-            env=self.environment,
-            capture_output=True,
-            check=False,
-            timeout=10,
-        )
-
-    def state(self) -> str:
-        shown = subprocess.run(
-            [
-                "tmux",
-                "-L",
-                self.label,
-                "show-options",
-                "-w",
-                "-v",
-                "-t",
-                self.target,
-                "@fisk_state",
-            ],
-            env=self.environment,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=10,
-        )
-        return shown.stdout.strip()
-
-    def wait_until(self, condition: Callable[[], bool], what: str) -> None:
-        """Poll the pane until ``condition`` holds; the run is another process."""
-        deadline = time.monotonic() + DEADLINE
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; the screen:\n{self.screen()}")
-            time.sleep(0.05)
-
-
-@pytest.fixture
-def tmux_environment(tmp_path: Path) -> Iterator[dict[str, str]]:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("TMUX")}
-    environment["TMUX_TMPDIR"] = str(tmp_path / "tmux")
-    (tmp_path / "tmux").mkdir()
-    yield environment
 
 
 def test_a_gated_command_is_approved_with_keys_in_a_real_terminal(

@@ -19,14 +19,13 @@ from tests.e2e.conftest import FISK
 from tests.fakes.fiskapp import write_fake_app
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text
 from tests.patience import DEADLINE
-from tests.tui.test_tmux_run import DONE_CHANNEL, Pane, tmux_environment
+from tests.tui.tmux_pane import DONE_CHANNEL, Pane
 from tests.tui.workstation import ops_model
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
-__all__ = ["tmux_environment"]  # the fixture, used by name
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:

@@ -10,8 +10,8 @@ from fisk_ai.agent.events import TextEvent, ThinkingEvent, ToolCallEvent, ToolRe
 from fisk_ai.tools.base import ExecRecord
 from fisk_ai.tui.transcript import BlockKind, Transcript
 from fisk_ai.workstation.app import FiskApp
-from tests.screens.test_run import SETUP, SIZE, HeldBridge
-from tests.tui.test_app import screen_text
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
+from tests.tui.workstation_driver import screen_text
 
 WIDTH = 80
 

@@ -11,13 +11,9 @@ from fisk_ai.llm.types import Usage
 from fisk_ai.tui.status import Counters, RunState, StatusLine, budget_text
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import answer
-from tests.screens.test_run import SETUP, SIZE, HeldBridge
-from tests.tui.test_app import send, settle
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
 from tests.tui.workstation import running
-
-
-def status_text(app: FiskApp) -> str:
-    return str(app.run_screen.query_one("#status", Static).render()).rstrip()
+from tests.tui.workstation_driver import send, settle, status_text
 
 
 def following(app: FiskApp) -> bool:
@@ -111,5 +107,5 @@ async def test_hiding_the_panel_with_its_list_focused_moves_focus_to_the_chat_ba
 
 def test_counters_carry_thousands_separators() -> None:
     counters = Counters(usage=Usage(input_tokens=12_345, output_tokens=1_000))
-    assert "tokens=13,345" in StatusLine(counters=counters).text()
+    assert "tokens=12,345/1,000" in StatusLine(counters=counters).text()
     assert budget_text(counters, 200_000) == "13,345 of 200,000 tokens (6%)"

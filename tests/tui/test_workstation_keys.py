@@ -3,48 +3,25 @@ driven by a scripted agent."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
-from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.tui.status import RunState
 from fisk_ai.tui.transcript import BlockKind
 from fisk_ai.workstation.app import FiskApp
-from tests.fakes.provider import Reply, ScriptedProvider, answer, call, calls
-from tests.tui.test_app import remove_stream, screen_text, send, settle, until_question
-from tests.tui.workstation import SIZE, build_app, running
-
-
-class GatedProvider(ScriptedProvider):
-    """Holds every model call until the test opens ``gate``: a turn in flight, on demand."""
-
-    def __init__(self, replies: Sequence[Reply]) -> None:
-        super().__init__(replies)
-        self.gate = asyncio.Event()
-
-    async def call(self, request: Request) -> Response:
-        await self.gate.wait()
-        return await super().call(request)
-
-
-@asynccontextmanager
-async def gated(
-    tmp_path: Path, replies: Sequence[Reply]
-) -> AsyncIterator[tuple[FiskApp, Pilot[None], GatedProvider]]:
-    provider = GatedProvider(replies)
-    app, agent = build_app(tmp_path, provider)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            yield app, pilot, provider
-    finally:
-        await agent.close()
+from tests.fakes.provider import answer, call, calls
+from tests.tui.workstation import running
+from tests.tui.workstation_driver import (
+    gated,
+    remove_stream,
+    screen_text,
+    send,
+    settle,
+    until_question,
+)
 
 
 def still_running(app: FiskApp) -> bool:

@@ -8,8 +8,8 @@ from pathlib import Path
 from fisk_ai.screens.history_search import HistorySearch
 from fisk_ai.tui.prompt_history import PromptHistory
 from tests.fakes.provider import answer
-from tests.tui.test_app import settle
 from tests.tui.workstation import running
+from tests.tui.workstation_driver import settle
 
 
 async def test_a_prompt_sent_is_kept_for_every_later_workstation(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from textual.screen import Screen
 from fisk_ai.screens.run import RunScreen
 from fisk_ai.workstation.app import FiskApp
 from fisk_ai.workstation.commands import run_screen_commands
-from tests.screens.test_run import SETUP, SIZE, HeldBridge
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
 
 
 async def until_listed(pilot: Pilot[None], palette: Screen[Any], title: str) -> None:

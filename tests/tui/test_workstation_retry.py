@@ -7,21 +7,15 @@ import asyncio
 from pathlib import Path
 
 from textual.message import Message
-from textual.widgets import Static
 
 from fisk_ai.agent.events import StatusEvent, StatusPhase
 from fisk_ai.llm.anthropic import AnthropicProvider
 from fisk_ai.tui.bridge import EventArrived
 from fisk_ai.tui.status import RetryWait, RunState, StatusLine
-from fisk_ai.workstation.app import FiskApp
 from tests.fakes.messages_api import FakeMessagesAPI, error, reply, text
 from tests.patience import DEADLINE
-from tests.tui.test_app import screen_text, settle
 from tests.tui.workstation import SIZE, build_app
-
-
-def status_text(app: FiskApp) -> str:
-    return str(app.run_screen.query_one("#status", Static).render()).rstrip()
+from tests.tui.workstation_driver import screen_text, settle, status_text
 
 
 async def test_a_529_counts_down_its_retry_then_the_answer_arrives(tmp_path: Path) -> None:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -8,32 +7,21 @@ import pytest
 from textual.pilot import Pilot
 
 from fisk_ai.llm.registry import ProviderUnavailable
-from fisk_ai.llm.types import Request, Response
 from fisk_ai.screens.approval import ApprovalScreen
-from fisk_ai.serve.prompts import LOCAL, ConversationNaming
 from fisk_ai.tui.status import RunState
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import ScriptedProvider, call, calls
 from tests.screens.answerable import until_answerable
+from tests.tui.snapshot_pins import (
+    ACCEPTANCE_SIZES,
+    FIXED_SESSION,
+    StallingProvider,
+    stop_the_clock,
+)
 from tests.tui.workstation import build_app
 
 SIZE = (100, 24)
-ACCEPTANCE_SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
-SESSION = "2a9Wsnapshotsession00000000"
 SnapCompare = Callable[..., bool]
-
-
-class StallingProvider(ScriptedProvider):
-    """Answers from its script, then keeps the next model call waiting: a turn in flight."""
-
-    async def call(self, request: Request) -> Response:
-        if not self._replies:
-            await asyncio.Event().wait()
-        return await super().call(request)
-
-
-# The hosted engine mints the conversation's token, which a local run journals under.
-FIXED_SESSION = ConversationNaming(lambda: SESSION, LOCAL.session_id)
 
 
 def test_the_run_screen_mid_turn(snap_compare: SnapCompare, tmp_path: Path) -> None:
@@ -87,15 +75,6 @@ def test_the_approval_modal(snap_compare: SnapCompare, tmp_path: Path) -> None:
         await until_answerable(pilot.app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=until_the_question)
-
-
-def stop_the_clock(pilot: Pilot[None]) -> None:
-    """The status bar and the result headers count seconds, and the chat bar's cursor blinks:
-    neither moves, so the picture is stable."""
-    assert isinstance(pilot.app, FiskApp)
-    pilot.app.run_screen.ticker.pause()
-    pilot.app.run_screen.activity_seconds = 0
-    pilot.app.run_screen.chat.cursor_blink = False
 
 
 @pytest.mark.parametrize("size", ACCEPTANCE_SIZES)

@@ -10,7 +10,7 @@ import pytest
 import fisk_ai
 from fisk_ai.tui.theme import DARK_THEME, LIGHT_THEME, terminal_theme
 from fisk_ai.workstation.app import FiskApp
-from tests.screens.test_run import SETUP, SIZE, HeldBridge
+from tests.screens.held_bridge import SETUP, SIZE, HeldBridge
 
 
 def test_a_white_background_in_colorfgbg_chooses_the_light_theme() -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -51,6 +52,7 @@ from fisk_ai.agent.outcome import (
     Abandoned,
     Completed,
     Crashed,
+    Failed,
     NotRun,
     Refusal,
     RunResult,
@@ -76,6 +78,7 @@ from fisk_ai.serve.jobs.wire import (
 from fisk_ai.serve.oplog import ending_fields, operator_log
 from fisk_ai.serve.server import RequestedLimits, Work, WorkKind
 from fisk_ai.sessions.errors import SessionError
+from fisk_ai.sessions.fingerprint import ResumeAdvice
 from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.telemetry import TurnTrace
@@ -102,12 +105,14 @@ FETCH_WAIT = 0.5
 """Seconds one pull waits for an item; a close is noticed within it."""
 MAX_ITEM_BYTES = 4096
 """Bytes a work item may hold: it names a task and nothing else."""
-RESUME_ADVICE = (
-    "restore the configuration the job started under, or enqueue it again as a new job "
-    "(a job whose request sets force: true carries on across such a change)"
+JOB_RESUME_ADVICE = ResumeAdvice(
+    changed="restore the configuration the job started under, or enqueue it again as a new job "
+    "(a job whose request sets force: true carries on across such a change)",
+    never="; restore llm.provider, or enqueue it again as a new job",
 )
 """What a redelivered job's refusal by the resume gate tells its operator: the job's request
-is fixed once queued, so the wire's force goes on a new job, never a command line's --force."""
+is fixed once queued, so the wire's force goes on a new job, never a command line's --force;
+and no force lifts a changed provider."""
 # Characters a task id cannot hold, since it becomes a token of the task's subject.
 _NOT_IN_TASK_ID = frozenset(" \t\r\n.*>")
 
@@ -327,7 +332,15 @@ class JobsChannel:
         if terminal is None or terminal.reason is not TerminalReason.COMPLETED:
             return None
         answer = conversation.messages[-1].text if conversation.messages else ""
-        return RunResult(Completed(answer), session_id)
+        # The totals are the journal's, as the first answer's were.
+        return RunResult(
+            Completed(answer),
+            session_id,
+            usage=conversation.usage,
+            llm_calls=conversation.llm_calls,
+            tool_calls=conversation.tool_calls,
+            remote_tool_calls=conversation.remote_tool_calls,
+        )
 
     async def _runnable(self, task: StoredTask, message: Msg) -> bool:
         """Whether the task is to run now; TaskRefused when a count it holds is not one."""
@@ -415,7 +428,7 @@ class JobsChannel:
             events=_Silent(),
             prompt=f"{request.prompt}\n\n{request.context}" if request.context else request.prompt,
             force=request.force,
-            resume_advice=RESUME_ADVICE,
+            resume_advice=JOB_RESUME_ADVICE,
             budget=RequestedLimits(budget.max_tokens or 0, budget.max_iterations or 0)
             if budget
             else None,
@@ -458,6 +471,8 @@ class JobsChannel:
             with contextlib.suppress(Exception):
                 await message.nak(delay=RETRY_DELAY)
             return
+        if kind is WorkKind.RESUME:
+            result = _failed_when_not_resumed(result)
         header = reply_header(request, sender=self._identity)
         terminal = terminal_message(
             result,
@@ -560,6 +575,17 @@ class JobsChannel:
         with contextlib.suppress(Exception):
             await publish_event(self._client, task)
         return True
+
+
+def _failed_when_not_resumed(result: RunResult) -> RunResult:
+    """A redelivered job whose journal would not resume (the configuration changed beyond the
+    resume gate, or the journal cannot be read) failed: its redeliveries meet the same journal
+    and would be refused the same way, so, as the user guide has it for every failed run, it is
+    answered with a v1 error saying failed and what its operator can do."""
+    outcome = result.outcome
+    if not isinstance(outcome, NotRun) or outcome.refusal is not Refusal.NOT_STARTED:
+        return result
+    return dataclasses.replace(result, outcome=Failed(outcome.message))
 
 
 def _failed_when_refused(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Sequence
 
 from fisk_ai.a2a.codec import decode, encode
 from fisk_ai.a2a.errors import A2AError, InvalidMessage
@@ -40,6 +41,7 @@ from fisk_ai.a2a.messages import (
     RequestAnswer,
     RequestPrompt,
     RequestRead,
+    RequestResume,
     reply_header,
 )
 from fisk_ai.a2a.messages import Budget as WireBudget
@@ -54,6 +56,7 @@ from fisk_ai.a2a.transport import (
 )
 from fisk_ai.a2a.vocabulary import Direction, ErrorCode
 from fisk_ai.agent.outcome import RunResult
+from fisk_ai.agent.replay import last_turn_over
 from fisk_ai.agent.resources import Resources
 from fisk_ai.serve.oplog import CHANNEL_PROMPTS as CHANNEL
 from fisk_ai.serve.oplog import ending_fields, operator_log
@@ -69,7 +72,7 @@ from fisk_ai.serve.prompts.turn import Turn, Turnable, refuse, unsubscribe
 from fisk_ai.serve.replies import ReplySet, answer_inbox, refuse_delivery
 from fisk_ai.serve.server import DeferredAnswer, RequestedLimits, Work, WorkKind, lowered
 from fisk_ai.sessions.errors import SessionError
-from fisk_ai.sessions.fingerprint import RESUME_ADVICE, conversation_allowance
+from fisk_ai.sessions.fingerprint import RESUME_ADVICE, ResumeAdvice, conversation_allowance
 from fisk_ai.sessions.fold import Conversation, fold
 from fisk_ai.sessions.records import Record
 from fisk_ai.tools.questions import NoOperator, Prompter
@@ -78,7 +81,10 @@ __all__ = ["PromptsChannel"]
 
 _log = logging.getLogger(__name__)
 
-_CALLER_RESUME_ADVICE = "start a new conversation, or send the request with force: true"
+_CALLER_RESUME_ADVICE = ResumeAdvice(
+    changed="start a new conversation, or send the request with force: true",
+    never="; start a new conversation",
+)
 """What a caller whose conversation a configuration change stopped can do: the wire's
 ``force`` is a caller's --force."""
 
@@ -212,10 +218,12 @@ class PromptsChannel:
         if refusal is not None:
             await refuse(replies, *refusal)
             return
-        token = request.conversation_token
-        follow_up = token is not None
-        if token is None:
-            token = self._options.naming.new_token()
+        follow_up = request.conversation_token is not None
+        token = (
+            request.conversation_token
+            if request.conversation_token is not None
+            else self._options.naming.new_token()
+        )
         session_id = self._options.naming.session_id(self.identity, token)
         if session_id in self._in_flight:
             await refuse(
@@ -238,14 +246,16 @@ class PromptsChannel:
                 )
                 return
             records = stored
+            # Refused here rather than after an accepting ack: the turn would not run.
             if isinstance(request, RequestPrompt):
                 conversation = fold(records)
                 allowance = self._allowance(budget, conversation)
-                # Refused here rather than after an accepting ack: the prompt would not run.
                 not_taken = self._follow_up_refusal(conversation, allowance)
-                if not_taken is not None:
-                    await refuse(replies, *not_taken)
-                    return
+            else:
+                not_taken = self._resume_refusal(request, records)
+            if not_taken is not None:
+                await refuse(replies, *not_taken)
+                return
 
         deferred = False
         if isinstance(request, RequestAnswer):
@@ -453,6 +463,26 @@ class PromptsChannel:
             return tuple(await self._resources.store.read(session_id))
         except SessionError:
             return None
+
+    def _resume_refusal(
+        self, request: Turnable, records: Sequence[Record]
+    ) -> tuple[ErrorCode, str] | None:
+        """Why a plain resume of the conversation journaled as ``records`` would run nothing:
+        its last turn is over. A terminal's own run is resumed to be shown and take its next
+        prompt, whatever its last turn left, so only a served conversation is refused."""
+        if not isinstance(request, RequestResume) or not self._serves_conversations:
+            return None
+        try:
+            over = last_turn_over(fold(records))
+        except SessionError:
+            return None  # The resume itself says what is wrong with the journal.
+        if not over:
+            return None
+        return (
+            ErrorCode.NOT_STARTED,
+            "the conversation's last turn is over, so a resume has nothing to carry on; send "
+            "the next prompt with its conversation_token, or read it back with request.read",
+        )
 
     def _follow_up_refusal(
         self, conversation: Conversation, allowance: int

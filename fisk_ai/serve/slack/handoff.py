@@ -18,13 +18,14 @@ from fisk_ai.serve.slack.people import People
 from fisk_ai.serve.slack.questions import Pressed, question_tool
 from fisk_ai.serve.slack.turns import Turn
 from fisk_ai.serve.slack.web import HISTORY_PAGE, SlackWeb, TokenRefused
+from fisk_ai.sessions.fingerprint import ResumeAdvice
 from fisk_ai.sessions.fold import Conversation, fold
 from fisk_ai.sessions.store import SessionStore
 from fisk_ai.tools.questions import Prompter
 
 __all__ = ["TurnHandoff"]
 
-_RESUME_ADVICE = "start a new thread"
+_RESUME_ADVICE = ResumeAdvice(changed="start a new thread", never="; start a new thread")
 """What the operator's log says a thread stopped by a configuration change can do; the thread
 itself is told in its own words (``SETUP_CHANGED``)."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fisk_ai.llm.anthropic import TOOL_SEARCH_THRESHOLD, plan_tool_search
+from fisk_ai.llm.anthropic import TOOL_SEARCH_THRESHOLD, plan_tool_search, tool_search_off
 from fisk_ai.llm.types import ToolDef
 from fisk_ai.tools.base import Kind, Tool
 
@@ -24,25 +24,32 @@ class DeferralPlan:
 
     ``tool_search`` is whether any definition is deferred (the request then needs the search
     tool); ``sent_directly`` is whether the set reached the threshold but every tool is sent in
-    full, because the provider has no tool search or ``llm.no_tool_search`` turned it off.
+    full, because the provider or the model has no tool search or ``llm.no_tool_search`` turned
+    it off; ``responsible_setting`` then names the key that did (``llm.provider``,
+    ``llm.model`` or ``llm.no_tool_search``), and is empty otherwise.
     """
 
     definitions: tuple[ToolDef, ...]
     tool_search: bool
     sent_directly: bool
+    responsible_setting: str = ""
 
 
-def plan_definitions(tools: Iterable[Tool], *, supported: bool, disabled: bool) -> DeferralPlan:
-    """Plan the definitions of ``tools`` for a provider that does (``supported``) or does not
-    offer tool search, with ``disabled`` set by ``llm.no_tool_search``."""
+def plan_definitions(
+    tools: Iterable[Tool], *, supported: bool, disabled: bool, model: str
+) -> DeferralPlan:
+    """Plan the definitions of ``tools`` for ``model`` on a provider that does (``supported``)
+    or does not offer tool search, with ``disabled`` set by ``llm.no_tool_search``."""
     everything = list(tools)
     deferrable = [tool.definition(True) for tool in everything if tool.kind is not Kind.BUILTIN]
     builtins = [tool.definition(False) for tool in everything if tool.kind is Kind.BUILTIN]
     definitions, warning = plan_tool_search(
-        deferrable, builtins, supported=supported, disabled=disabled
+        deferrable, builtins, supported=supported, disabled=disabled, model=model
     )
+    off = tool_search_off(supported=supported, disabled=disabled, model=model)
     return DeferralPlan(
         definitions=definitions,
         tool_search=any(definition.defer_loading for definition in definitions),
         sent_directly=warning is not None,
+        responsible_setting=off.setting if warning is not None and off is not None else "",
     )

@@ -14,7 +14,6 @@ can re-advertise a third party's tool under this agent's identity.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -22,8 +21,9 @@ from typing import Any, Protocol
 from fisk_ai.tools.base import Kind, Outcome
 from fisk_ai.tools.fiskapp.execute import OUTPUT_LIMIT, TRUNCATION_MARKER, OutputCapture
 from fisk_ai.tools.imported import ImportedOutcome, ImportedTool, ResultImage
+from fisk_ai.tools.names import unusable_name
 from fisk_ai.tools.selection import ToolFilter, is_selected
-from fisk_ai.util.redact import REDACTED, redact_url
+from fisk_ai.util.redact import REDACTED, redact_url, redact_urls
 
 __all__ = [
     "FILTERED_OUT",
@@ -43,9 +43,7 @@ __all__ = [
 MIN_SECRET_LENGTH = 8
 # What the Messages API accepts as a tool's name, and so what an imported name must fit.
 MAX_TOOL_NAME_LENGTH = 64
-_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+", re.ASCII)
 FILTERED_OUT = "the entry's include or exclude leaves it out"
-_URL = re.compile(r"https?://[^\s\"'<>]+")
 
 
 def mcp_source_label(name: str) -> str:
@@ -73,7 +71,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
-        return _URL.sub(lambda match: redact_url(match.group(0)), text)
+        return redact_urls(text)
 
 
 def printable_command(command: str, args: Sequence[str]) -> str:
@@ -233,8 +231,8 @@ def _bytes(size: int) -> str:
 
 
 def _unusable(descriptor: McpDescriptor) -> str | None:
-    if _TOOL_NAME.fullmatch(descriptor.name or "") is None:
-        return "its name is not letters, digits, - and _ only"
+    if (bad_name := unusable_name(descriptor.name or "")) is not None:
+        return bad_name
     schema = descriptor.input_schema
     if not isinstance(schema, Mapping):
         return "its input schema is not a JSON object"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import importlib
 import logging
 import os
 import re
@@ -182,6 +183,8 @@ class McpConnection:
         self._warn = warn
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
+        # Set when a start is given up on, so its stdio child is killed rather than waited out.
+        self._abandoned = False
         self._stop = asyncio.Event()
         self._broken = False
         self._reconnecting = asyncio.Lock()
@@ -220,9 +223,13 @@ class McpConnection:
         """Start or reach the server, hand-shake and list its tools, each step within the
         entry's timeout."""
         self._taken = taken
+        # The SDK loads before the clock starts: on a busy machine its import alone takes
+        # seconds, and the timeout is the server's to spend, not this process's.
+        await asyncio.to_thread(importlib.import_module, "mcp")
         started = time.monotonic()
         ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
+        self._abandoned = False
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp session {self.name}")
         try:
             self._client = await asyncio.wait_for(asyncio.shield(ready), self.timeout)
@@ -254,8 +261,7 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 target: Any
                 if resolved.transport is McpTransport.STDIO:
-                    from mcp import StdioServerParameters
-                    from mcp.client.stdio import stdio_client
+                    from fisk_ai.tools.mcp.stdio import stdio_child
 
                     # The child gets this process's environment less every credential
                     # variable (the operator-named ones too), with the entry's env on top: a
@@ -263,11 +269,15 @@ class McpConnection:
                     scrubbed = tool_environment(extra_secret_names=self.secret_env_names)
                     environment = scrubbed | dict(resolved.env)
                     environment.pop("LLMFORMAT", None)
-                    parameters = StdioServerParameters(
-                        command=self.entry.command, args=list(self.entry.args), env=environment
-                    )
                     errors = stack.enter_context(_child_stderr(self.name))
-                    target = _screened(stdio_client(parameters, errlog=errors), self._screen)
+                    child = stdio_child(
+                        self.entry.command,
+                        self.entry.args,
+                        environment,
+                        errors,
+                        abandoned=lambda: self._abandoned,
+                    )
+                    target = _screened(child, self._screen)
                 else:
                     from mcp.client.streamable_http import streamable_http_client
                     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -463,6 +473,7 @@ class McpConnection:
             task.cancel()
         if owner is not None:
             if abandon:
+                self._abandoned = True
                 owner.cancel()
             elif not owner.done():
                 try:

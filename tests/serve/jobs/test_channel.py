@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nats.aio.client import Client as NatsClient
-from nats.js.api import AckPolicy, ConsumerConfig, DiscardPolicy, RetentionPolicy, StreamConfig
+from nats.js.api import StreamConfig
 
 from fisk_ai.agent.resources import Resources
 from fisk_ai.broker.server import EmbeddedBroker, locate_server_binary
@@ -24,62 +23,11 @@ from fisk_ai.sessions.file import FileSessionStore
 from fisk_ai.sessions.fold import fold
 from tests.agent.conftest import SETTINGS, toolset
 from tests.fakes.provider import ScriptedProvider, answer
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST, make_storage
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
-
-QUEUE = "FISK_AI"
-REQUEST = {
-    "protocol": "io.choria.fisk-ai.v1.request.prompt",
-    "id": "2fT8kMxQ1aBcDeFgHiJkLmNoPqR",
-    "request": "2fT8kMxQ1aBcDeFgHiJkLmNoPqR",
-    "conversation": "2fT8kMxQ1aBcDeFgHiJkLmNoPqR",
-    "sequence": 0,
-    "time": "2026-08-15T11:30:00Z",
-    "sender": {"name": "ops-console"},
-    "prompt": "Which streams have no consumers?",
-}
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[NatsClient]:
-    async with EmbeddedBroker(jetstream=True) as broker:
-        connection = await broker.connect(name="test")
-        yield connection
-        await connection.close()
-
-
-async def make_storage(
-    client: NatsClient, *, tasks: bool = True, consumer: bool = True, queue: str = QUEUE
-) -> None:
-    """What `ajc tasks initialize` and `ajc queue add FISK_AI --run-time 10m --tries 3
-    --concurrent 10` create (for ``queue``)."""
-    js = client.jetstream()
-    if tasks:
-        await js.add_stream(
-            StreamConfig(name=TASKS_STREAM, subjects=["CHORIA_AJ.T.*"], max_msgs_per_subject=1)
-        )
-    await js.add_stream(
-        StreamConfig(
-            name=f"CHORIA_AJ_Q_{queue}",
-            subjects=[f"CHORIA_AJ.Q.{queue}.>"],
-            retention=RetentionPolicy.WORK_QUEUE,
-            max_msgs_per_subject=1,
-            discard=DiscardPolicy.NEW,
-        )
-    )
-    if consumer:
-        await js.add_consumer(
-            f"CHORIA_AJ_Q_{queue}",
-            ConsumerConfig(
-                durable_name="WORKERS",
-                ack_policy=AckPolicy.EXPLICIT,
-                ack_wait=600,
-                max_ack_pending=10,
-                max_deliver=3,
-            ),
-        )
 
 
 async def test_binding_fails_naming_what_to_create(client: NatsClient) -> None:

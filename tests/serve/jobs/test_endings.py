@@ -20,14 +20,12 @@ from fisk_ai.serve.server import HostedChannels
 from fisk_ai.sessions.file import FileSessionStore
 from tests.agent.conftest import SETTINGS, toolset
 from tests.fakes.provider import ScriptedProvider, answer
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST, make_storage
 from tests.serve.jobs.states import watching
-from tests.serve.jobs.test_channel import QUEUE, REQUEST, client, make_storage
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
-
-__all__ = ["client"]
 
 
 async def test_a_model_refusal_is_stored_as_an_error_with_its_stop_reason(

@@ -27,14 +27,12 @@ from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
 from tests.agent.conftest import SETTINGS, toolset
 from tests.fakes.provider import ScriptedProvider, answer
-from tests.serve.jobs.test_channel import QUEUE, REQUEST, client, make_storage
-from tests.serve.jobs.test_lifecycle import wait_for_state
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST, make_storage
+from tests.serve.jobs.task_polling import wait_for_state
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
-
-__all__ = ["client"]
 
 
 class UnreachableOnce(FileSessionStore):

@@ -17,8 +17,8 @@ from fisk_ai.serve.jobs.hosting import take_jobs
 from fisk_ai.sessions import FileSessionStore, JetStreamSessionStore
 from tests.agent.conftest import SETTINGS, toolset
 from tests.fakes.provider import ScriptedProvider
-from tests.serve.jobs.test_channel import make_storage
-from tests.sessions.test_jetstream import STREAM
+from tests.serve.jobs.queue_setup import make_storage
+from tests.sessions.session_stream import STREAM
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"

@@ -25,15 +25,15 @@ from fisk_ai.sessions.fold import SessionStatus, fold
 from tests.agent.conftest import SETTINGS, FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST, make_storage
 from tests.serve.jobs.states import PATIENCE, watching
-from tests.serve.jobs.test_channel import QUEUE, REQUEST, client, make_storage
+from tests.serve.jobs.task_polling import wait_for_state
 from tests.serve.prompts.engine import Held
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
 
-__all__ = ["client"]
 
 KSUID = re.compile(r"[0-9A-Za-z]{27}")
 # The fields of asyncjobs' TaskStateChangeEvent and their JSON types, as Go decodes them.
@@ -48,16 +48,6 @@ GO_EVENT_FIELDS: dict[str, type] = {
     "task_type": str,
     "task_age": int,
 }
-
-
-async def wait_for_state(client: NatsClient, task_id: str, *states: str) -> dict[str, Any]:
-    for _ in range(200):
-        task = await load_task(client.jetstream(), task_id)
-        assert task is not None
-        if task.state in states:
-            return task.document
-        await asyncio.sleep(0.05)
-    pytest.fail(f"task {task_id} never reached {states}")
 
 
 async def start(

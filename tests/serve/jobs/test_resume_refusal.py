@@ -20,14 +20,13 @@ from fisk_ai.sessions.file import FileSessionStore
 from tests.agent.conftest import SETTINGS, make_runner, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.provider import ScriptedProvider, answer
+from tests.serve.jobs.queue_setup import QUEUE, REQUEST, make_storage
 from tests.serve.jobs.states import watching
-from tests.serve.jobs.test_channel import QUEUE, REQUEST, client, make_storage
 
 pytestmark = pytest.mark.skipif(
     locate_server_binary() is None, reason="no nats-server binary on this machine"
 )
 
-__all__ = ["client"]
 
 TASK_ID = "2Jz0resumerefusal00000000000"
 

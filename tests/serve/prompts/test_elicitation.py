@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
@@ -19,7 +18,6 @@ from fisk_ai.a2a.codec import encode
 from fisk_ai.a2a.errors import RemoteServiceError
 from fisk_ai.a2a.in_process import InProcessTransport
 from fisk_ai.a2a.messages import (
-    Cancel,
     ElicitRequestApprove,
     ElicitWaiting,
     TerminalError,
@@ -27,16 +25,14 @@ from fisk_ai.a2a.messages import (
     new_request,
 )
 from fisk_ai.a2a.prompts_client import TurnOptions
-from fisk_ai.a2a.transport import Transport, cancel_subject, elicit_subject
+from fisk_ai.a2a.transport import elicit_subject
 from fisk_ai.a2a.vocabulary import ErrorCode, StopReason
 from fisk_ai.llm.types import ToolResultBlock
 from fisk_ai.tools.base import Tool
 from fisk_ai.tools.questions import (
-    Answer,
     ApprovalChoice,
     ApprovalQuestion,
     DeclineWithReason,
-    Question,
 )
 from tests.agent.conftest import FakeTool
 from tests.fakes.prompter import ScriptedPrompter
@@ -52,6 +48,7 @@ from tests.serve.prompts.engine import (
     exchange,
     prompt,
 )
+from tests.serve.prompts.prompters import CancelingPrompter
 
 
 async def test_an_approval_is_put_to_the_caller_and_answered_once(
@@ -101,24 +98,6 @@ async def test_without_elicit_a_gated_call_is_refused_without_asking(
 
     assert not any(isinstance(m, ElicitRequestApprove) for m in messages)
     assert isinstance(messages[-1], TerminalResult) and messages[-1].text == "could not"
-
-
-@dataclass
-class CancelingPrompter:
-    """Cancels the turn while its question is on screen, then answers it anyway."""
-
-    transport: Transport
-    request: str
-
-    def can_prompt(self) -> bool:
-        return True
-
-    async def ask(self, question: Question) -> Answer:
-        cancel = new_request(Cancel, sender=CALLER, request=self.request)
-        await self.transport.request(
-            cancel_subject(IDENTITY, self.request), encode(cancel), timeout=WAIT
-        )
-        return ApprovalChoice.ONCE
 
 
 async def test_a_cancel_gives_up_the_question_in_flight(

@@ -13,7 +13,7 @@ from fisk_ai.serve.prompts import LOCAL
 from fisk_ai.tools.base import Tool
 from tests.fakes.provider import call, calls
 from tests.serve.prompts.engine import StartAgent, client, exchange, prompt
-from tests.serve.prompts.test_elicitation import CancelingPrompter
+from tests.serve.prompts.prompters import CancelingPrompter
 
 REMOVE = calls(call("t1", "stream_rm", {"stream": "ORDERS"}))
 

@@ -27,19 +27,8 @@ from fisk_ai.a2a.vocabulary import ErrorCode
 from fisk_ai.agent.events import StatusPhase
 from tests.agent.conftest import FakeTool
 from tests.fakes.provider import answer, call, calls
-from tests.serve.prompts.engine import CALLER, StartAgent, exchange, prompt
-
-
-async def converse(caller: InProcessTransport, *texts: str) -> str:
-    """Run one turn per text in one conversation and return its token."""
-    token: str | None = None
-    for text in texts:
-        ack, *_, result = await exchange(caller, prompt(text, conversation_token=token))
-        assert isinstance(ack, Ack) and ack.conversation_token
-        assert isinstance(result, TerminalResult)
-        token = ack.conversation_token
-    assert token is not None
-    return token
+from tests.serve.prompts.conversing import converse
+from tests.serve.prompts.engine import CALLER, StartAgent, exchange
 
 
 def read_request(token: str, replay: int) -> RequestRead:

@@ -13,7 +13,7 @@ from tests.agent.conftest import SETTINGS
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.fakes.slack import FakeSlack
 from tests.serve.slack.conftest import ANA, CHANNEL, StartBot, status_tool
-from tests.serve.slack.test_questions import (
+from tests.serve.slack.question_threads import (
     LONG_GRACE,
     answered,
     gated_tools,

@@ -9,33 +9,20 @@ from pathlib import Path
 
 from fisk_ai.serve.slack.text import CARRIED_ON, Phase
 from fisk_ai.sessions.fold import fold
-from fisk_ai.tools.base import ExecDeps, Outcome, Tool
-from fisk_ai.tools.fiskapp.loader import load_application
-from fisk_ai.tools.fiskapp.model import ApplicationModel
-from tests.agent.conftest import FakeTool, ops_model
-from tests.fakes.fiskapp import write_fake_app
+from fisk_ai.tools.base import ExecDeps, Outcome
+from tests.agent.conftest import FakeTool
 from tests.fakes.messages_api import FakeMessagesAPI, reply, text, tool_use
 from tests.fakes.slack import FakeSlack, Posted
 from tests.serve.slack.conftest import ANA, BEN, CHANNEL, StartBot
+from tests.serve.slack.question_threads import (
+    LONG_GRACE,
+    answered,
+    gated_tools,
+    has_question,
+    question,
+)
 
 GRACE = "{answer_grace: 50ms}"
-LONG_GRACE = "{answer_grace: 1h}"
-
-
-def question(slack: FakeSlack, thread_ts: str) -> Posted:
-    return next(
-        m
-        for m in slack.bot_messages(CHANNEL, thread_ts)
-        if m.buttons and m.text.startswith("Question")
-    )
-
-
-def has_question(slack: FakeSlack, thread_ts: str) -> bool:
-    return any(m.text.startswith("Question") for m in slack.bot_messages(CHANNEL, thread_ts))
-
-
-def answered(slack: FakeSlack, thread_ts: str, words: str) -> bool:
-    return any(m.text == words for m in slack.bot_messages(CHANNEL, thread_ts))
 
 
 async def test_a_question_is_a_message_with_buttons_answered_in_time(
@@ -129,11 +116,6 @@ async def test_a_free_text_question_is_answered_by_a_mention(
 
     result = model.requests[1]["messages"][-1]["content"][0]
     assert json.loads(result["content"]) == {"value": "orders.>"}
-
-
-def gated_tools(tmp_path: Path) -> tuple[Tool, ...]:
-    path = write_fake_app(tmp_path, ops_model(), name="ops")
-    return tuple(load_application(ApplicationModel.model_validate(ops_model()), str(path)).tools)
 
 
 async def test_a_gated_command_approved_after_the_grace_runs_on_resume(

@@ -60,6 +60,8 @@ def expected_banner(tool_directory: Path) -> str:
         "             Workers: 5",
         "            Progress: enabled",
         "        Answer Grace: 30s",
+        "    A mention of the bot runs the agent loop on its thread and reaches every tool the "
+        "top-level include and exclude selected.",
     ]
     return "\n".join(lines) + "\n"
 

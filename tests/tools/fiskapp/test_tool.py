@@ -1,6 +1,5 @@
 import json
 from pathlib import Path
-from typing import Any
 
 from fisk_ai.tools.base import (
     BehaviorDescriber,
@@ -10,16 +9,9 @@ from fisk_ai.tools.base import (
     Presentation,
     Tool,
 )
-from fisk_ai.tools.fiskapp.loader import load_application
-from fisk_ai.tools.fiskapp.model import ApplicationModel
-from fisk_ai.tools.fiskapp.tool import FiskCommandTool
 from fisk_ai.tools.tags import Behavior
 from tests.fakes.fiskapp import application, arg, command, flag, write_fake_app
-
-
-def tool_for(leaf: dict[str, Any], app_path: str = "./app") -> FiskCommandTool:
-    model = ApplicationModel.model_validate(application(commands=[leaf]))
-    return load_application(model, app_path).tools[0]
+from tests.tools.fiskapp.leaf_tools import tool_for
 
 
 def test_it_is_a_tool_with_gating_and_behaviour() -> None:

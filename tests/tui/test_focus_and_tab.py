@@ -1,10 +1,6 @@
-"""Issue 14, the last loose ends: focus drawn on every widget that takes it, Tab reaching only
-what the operator can see, and a resumed conversation saying how its last turn ended."""
+"""Focus drawn on every widget that takes it, and Tab reaching only what the operator can see."""
 
 from __future__ import annotations
-
-import dataclasses
-from pathlib import Path
 
 import pytest
 from rich.color_triplet import ColorTriplet
@@ -14,31 +10,11 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 
 from fisk_ai.agent.events import PromptEvent, TextEvent
-from fisk_ai.agent.resources import Resources
-from fisk_ai.agent.runner import Runner
-from fisk_ai.llm.registry import ProviderError
-from fisk_ai.llm.types import Usage
 from fisk_ai.screens.run import RunScreen
-from fisk_ai.sessions import fold
-from fisk_ai.sessions.file import FileSessionStore
-from fisk_ai.tui.setup import ToolRow
-from fisk_ai.tui.status import Counters
-from fisk_ai.tui.widgets.side_panel import side_panel_text
 from fisk_ai.workstation.app import FiskApp
-from fisk_ai.workstation.sessions_app import SessionsApp
-from tests.fakes.events import RecordingSink
-from tests.fakes.provider import ScriptedProvider, answer
-from tests.screens.test_run import SETUP, HeldBridge
-from tests.screens.test_transcript import screen_text as viewer_text
-from tests.tui.test_app import screen_text, settle
-from tests.tui.test_issue14_audit import until_resuming
-from tests.tui.workstation import SETTINGS, SIZE, build_app, ops_tools
+from tests.screens.held_bridge import MANY_TOOLS, HeldBridge
 
 SIZES = [(80, 24), (160, 45)]
-MANY_TOOLS = dataclasses.replace(
-    SETUP,
-    tools=tuple(ToolRow(f"ops_tool_{number}", "ops", number % 3 == 0) for number in range(20)),
-)
 NOTICEABLE = 40
 """The least change of a colour channel counted as visible: xterm's grays 234 and 235, which
 focus once told apart, are 10 apart."""
@@ -87,9 +63,6 @@ async def with_turns(app: FiskApp, bridge: HeldBridge, count: int) -> None:
         bridge.emit(TextEvent(f"answer number {number}"))
 
 
-# Visible focus
-
-
 @pytest.mark.parametrize("size", SIZES)
 async def test_each_widget_that_takes_focus_looks_different_focused(
     size: tuple[int, int],
@@ -113,17 +86,6 @@ async def test_each_widget_that_takes_focus_looks_different_focused(
             assert widget.has_focus
             assert visibly_different(unfocused, left_edge(widget)), widget.id
     assert size != (80, 24) or len(widgets) == 4
-
-
-def test_a_counter_too_long_for_the_panel_goes_under_its_label_rather_than_wrapping() -> None:
-    counters = Counters(usage=Usage(input_tokens=30, output_tokens=15))
-    setup = dataclasses.replace(MANY_TOOLS, max_tokens=500_000)
-    # The wide panel's text is 45 columns.
-    lines = side_panel_text(setup, counters, width=45).splitlines()
-    assert all(len(line) <= 45 for line in lines)
-    at = lines.index("  budget used")
-    assert lines[at + 1] == "    45 of 500,000 tokens (0%)"
-    assert "  tokens in          30" in lines
 
 
 # Tab reaches only what can be seen
@@ -201,58 +163,3 @@ async def test_at_160x45_the_panel_is_no_stop_of_its_own_and_tab_reaches_its_tur
         await pilot.press("f2")
         assert app.run_screen.side_panel.max_scroll_y == 0
         await cycles(pilot, ["transcript", "turns", "chat"])
-
-
-# A resumed conversation says how its last turn ended
-
-API_ERROR = "400 bad request: prompt is too long"
-
-
-async def failed_session(tmp_path: Path) -> str:
-    """A session whose one turn failed on an API error, as a run in lines leaves it."""
-    settings = dataclasses.replace(SETTINGS, interactive=False)
-    provider = ScriptedProvider([ProviderError(API_ERROR)])
-    store = FileSessionStore(tmp_path / "runs")
-    runner = Runner(
-        Resources(settings, provider, ops_tools(tmp_path), store), events=RecordingSink()
-    )
-    try:
-        result = await runner.start("how are the streams?")
-    finally:
-        await runner.close()
-    return result.session_id
-
-
-async def test_a_resumed_conversation_whose_last_turn_failed_shows_how_it_ended(
-    tmp_path: Path,
-) -> None:
-    session = await failed_session(tmp_path)
-    app, agent = build_app(
-        tmp_path, ScriptedProvider([answer("fine now")]), prompt="", resume=session
-    )
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await until_resuming(app, pilot, session)
-            await settle(app, pilot)
-            lines = app.run_screen.view.transcript.text().splitlines()
-            text = screen_text(app)
-    finally:
-        await agent.close()
-    marker = f'--- resuming "{session}" ---'
-    assert lines[: lines.index(marker) + 1] == [
-        "> how are the streams?",
-        "--- run error ---",
-        f"run ended: {API_ERROR}",
-        marker,
-    ]
-    assert f"run ended: {API_ERROR}" in text
-
-
-async def test_the_viewer_shows_how_the_last_turn_ended(tmp_path: Path) -> None:
-    session = await failed_session(tmp_path)
-    conversation = fold(await FileSessionStore(tmp_path / "runs").read(session))
-    app = SessionsApp(conversation=conversation)
-    async with app.run_test(size=SIZE):
-        text = viewer_text(app)
-    assert f"run ended: {API_ERROR}" in text
-    assert text.index("> how are the streams?") < text.index("--- run error ---")
