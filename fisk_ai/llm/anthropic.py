@@ -199,8 +199,8 @@ def tool_search_off(*, supported: bool, disabled: bool, model: str) -> ToolSearc
     if not model_has_tool_search(model):
         return ToolSearchOff(
             "llm.model",
-            f"llm.model {single_line(model, 80)} has no tool search "
-            "(Claude Opus 4.1 and earlier do not offer it)",
+            f"llm.model {single_line(model, 80)} has no tool search, like every Claude model "
+            "up to Opus 4.1",
         )
     return None
 

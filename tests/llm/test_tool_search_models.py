@@ -77,4 +77,4 @@ def test_the_reason_tool_search_is_off_is_the_setting_an_operator_changes() -> N
     old = tool_search_off(supported=True, disabled=False, model=OPUS_4_1)
     assert disabled is not None and disabled.setting == "llm.no_tool_search"
     assert old is not None and old.setting == "llm.model"
-    assert "Claude Opus 4.1 and earlier" in old.reason
+    assert "like every Claude model up to Opus 4.1" in old.reason

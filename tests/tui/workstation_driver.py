@@ -15,6 +15,7 @@ from fisk_ai.llm.types import Request, Response, TextBlock
 from fisk_ai.screens.approval import ApprovalScreen
 from fisk_ai.workstation.app import FiskApp
 from tests.fakes.provider import Reply, ScriptedProvider, answer, call, calls
+from tests.patience import DEADLINE
 from tests.screens.answerable import until_answerable
 from tests.tui.workstation import SIZE, build_app, running
 
@@ -81,9 +82,12 @@ async def first_conversation(tmp_path: Path) -> str:
 
 
 async def until_resuming(app: FiskApp, pilot: Pilot[None], session: str) -> None:
+    """Wait for the resuming marker in the transcript (not only on the rows drawn, which a
+    busy machine may not have laid out yet), a hang failing after the suite's deadline."""
     marker = f'--- resuming "{session}" ---'
-    while marker not in screen_text(app):
-        await pilot.pause()
+    async with asyncio.timeout(DEADLINE):
+        while marker not in app.run_screen.view.transcript.text():
+            await pilot.pause()
 
 
 class GatedProvider(ScriptedProvider):
