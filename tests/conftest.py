@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.patience import DEADLINE
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # pytest keeps the assertion-rewritten test modules only where bytecode may be written. Under the
@@ -33,6 +35,18 @@ def pytest_configure(config: pytest.Config) -> None:
     0.1 s of CPU a start. A module whose bytecode is current is only looked at.
     """
     compileall.compile_dir(Path(__file__).resolve().parent.parent / "fisk_ai", quiet=1)
+
+
+# A test still running after this many seconds is hung on something no wait of its own guards:
+# pytest-timeout fails it with every thread's stack, where a hang would hold the whole run until
+# CI's own limit and say nothing. It spans the test's fixtures, so it is a few deadlines long.
+TEST_CEILING = 2.5 * DEADLINE
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(TEST_CEILING))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
