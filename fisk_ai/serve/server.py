@@ -24,7 +24,7 @@ import contextlib
 import dataclasses
 import enum
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -315,21 +315,27 @@ class Server:
         return acquired
 
     async def _execute(self, work: Work, slots: asyncio.Semaphore) -> None:
-        task = asyncio.current_task()
-        assert task is not None
         try:
             if self._stopping.is_set():
                 outcome = _ended(work, Abandoned())
             else:
-                self._cancellable.add(task)
-                try:
-                    outcome = await self._run(work)
-                finally:
-                    # From here on a stop cannot cut the report short.
-                    self._cancellable.discard(task)
+                outcome = await self._run(work)
         finally:
             slots.release()
         await self._report(work, outcome)
+
+    @contextlib.contextmanager
+    def _stoppable(self) -> Iterator[None]:
+        """While the turn runs, a stop cancels it. Only then: a cancel landing once the turn has
+        ended would cut its journal's close short and skip the report, and the server would
+        wait for that work forever."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._cancellable.add(task)
+        try:
+            yield
+        finally:
+            self._cancellable.discard(task)
 
     async def _run(self, work: Work) -> RunResult:
         resources = self._resources
@@ -348,7 +354,7 @@ class Server:
         try:
             if work.run_context is not None:
                 work.run_context()
-            with turn_trace(work.trace):
+            with turn_trace(work.trace), self._stoppable():
                 return await self._turn(runner, work)
         except asyncio.CancelledError:
             task = asyncio.current_task()

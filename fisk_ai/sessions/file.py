@@ -473,16 +473,14 @@ class FileJournal:
         async with self._mutex:
             optional = optional or isinstance(payload, MemoryRevisions | Unrecognized)
             record = Record(self._last_seq + 1, payload, optional)
-            await self._write(encode_record(record) + b"\n")
-            self._last_seq = record.seq
+            await self._write(encode_record(record) + b"\n", record.seq)
             return record
 
     async def append_record(self, record: Record) -> AppendAction:
         async with self._mutex:
             action = check_append(self._last_seq, record.seq)
             if action is AppendAction.WRITE:
-                await self._write(encode_record(record) + b"\n")
-                self._last_seq = record.seq
+                await self._write(encode_record(record) + b"\n", record.seq)
             return action
 
     async def close(self) -> None:
@@ -503,11 +501,28 @@ class FileJournal:
     ) -> None:
         await self.close()
 
-    async def _write(self, line: bytes) -> None:
+    async def _write(self, line: bytes, seq: int) -> None:
+        """Append record ``seq``, written as ``line``; once it is durable the last sequence is
+        ``seq``. A cancel arriving while a thread writes it waits for that write and then goes
+        on: the thread writes whatever the cancel says, so going at once would free the journal
+        for another append, or its close, in the middle of the line, and leave the count of
+        records one short of the file."""
         if self._sync_inline:
             seconds = self._write_synced(line)
         else:
-            seconds = await asyncio.to_thread(self._write_synced, line)
+            writing = asyncio.ensure_future(asyncio.to_thread(self._write_synced, line))
+            cancelled = False
+            while not writing.done():
+                try:
+                    await asyncio.wait({writing})
+                except asyncio.CancelledError:
+                    cancelled = True
+            if cancelled:
+                if writing.exception() is None:
+                    self._last_seq = seq
+                raise asyncio.CancelledError
+            seconds = writing.result()
+        self._last_seq = seq
         self._sync_inline = seconds <= INLINE_SYNC_LIMIT
 
     def _write_synced(self, line: bytes) -> float:

@@ -41,7 +41,7 @@ class StreamWatchingSink(RecordingSink):
     def __init__(self) -> None:
         super().__init__()
         self.pieces: list[Event | DeltaEvent] = []
-        self.first_piece = asyncio.Event()
+        self._piece_arrived = asyncio.Event()
 
     def emit(self, event: Event) -> None:
         super().emit(event)
@@ -49,10 +49,17 @@ class StreamWatchingSink(RecordingSink):
 
     def emit_delta(self, event: DeltaEvent) -> None:
         self.pieces.append(event)
-        self.first_piece.set()
+        self._piece_arrived.set()
 
     def text_pieces(self) -> str:
         return "".join(piece.text for piece in self.pieces if isinstance(piece, TextDeltaEvent))
+
+    async def until_text(self, wanted: str) -> None:
+        """Return once the pieces so far spell ``wanted``: the pieces of one read arrive one by
+        one, so the first piece alone says nothing of how many the model has written."""
+        while self.text_pieces() != wanted:
+            self._piece_arrived.clear()
+            await self._piece_arrived.wait()
 
 
 @pytest.fixture(autouse=True)
@@ -113,14 +120,14 @@ async def test_a_stop_mid_stream_journals_nothing_for_the_call_and_resumes_clean
     api: WatchedMessagesAPI, provider: AnthropicProvider, store: FileSessionStore
 ) -> None:
     api.script([reply(text("never finished"), chunk=4), reply(text(ANSWER))])
-    api.pause(1, after=5)
+    api.pause(1, after=5)  # after "neve" and "r fi"
     suspend = asyncio.Event()
     sink = StreamWatchingSink()
     async with make_runner(
         provider=provider, tools=toolset(), store=store, events=sink, suspend=suspend
     ) as run:
         running = asyncio.create_task(run.start("go"))
-        await asyncio.wait_for(sink.first_piece.wait(), HANG_GUARD)
+        await asyncio.wait_for(sink.until_text("never fi"), HANG_GUARD)
         suspend.set()
         stopped = await asyncio.wait_for(running, HANG_GUARD)
         records = list(await store.read(stopped.session_id))

@@ -24,9 +24,9 @@ from fisk_ai.serve.server import (
     WorkKind,
     lowered,
 )
-from fisk_ai.sessions.file import FileSessionStore
+from fisk_ai.sessions.file import FileJournal, FileSessionStore
 from fisk_ai.sessions.fold import fold
-from fisk_ai.sessions.records import TerminalReason
+from fisk_ai.sessions.records import Payload, Record, Terminal, TerminalReason
 from fisk_ai.tools.base import ExecDeps
 from fisk_ai.tools.base import Outcome as ToolOutcome
 from fisk_ai.tools.questions import ApprovalChoice, Prompter
@@ -36,6 +36,7 @@ from tests.agent.conftest import SETTINGS, FakeTool, toolset
 from tests.fakes.events import RecordingSink
 from tests.fakes.prompter import ScriptedPrompter
 from tests.fakes.provider import ScriptedProvider, answer, call, calls
+from tests.patience import DEADLINE
 
 Offer = Work | Exception | None
 
@@ -288,6 +289,58 @@ async def test_single_turn_work_ends_its_journal_completed_under_interactive_set
     assert job_terminal is not None and job_terminal.reason is TerminalReason.COMPLETED
     # The prompt's conversation stays open for its next turn.
     assert prompt_terminal is not None and prompt_terminal.reason is TerminalReason.SUSPENDED
+
+
+async def test_a_stop_while_an_ended_turn_closes_its_journal_waits_for_the_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An interactive turn's runner journals the conversation as resting when it closes. A stop
+    # arriving just then used to cancel that write: the work was never reported done and the
+    # stop waited for it forever.
+    resting, released = asyncio.Event(), asyncio.Event()
+    append = FileJournal.append
+
+    async def held_rest(
+        journal: FileJournal, payload: Payload, *, optional: bool = False
+    ) -> Record:
+        if isinstance(payload, Terminal):
+            resting.set()
+            await released.wait()
+        return await append(journal, payload, optional=optional)
+
+    monkeypatch.setattr(FileJournal, "append", held_rest)
+    stopping: asyncio.Task[None] | None = None
+    wait_idle = Server.wait_idle
+
+    async def stop_waiting(server: Server) -> None:
+        # The stop has cancelled what it cancels once it waits for the work to be reported.
+        if asyncio.current_task() is stopping:
+            released.set()
+        await wait_idle(server)
+
+    monkeypatch.setattr(Server, "wait_idle", stop_waiting)
+    store = FileSessionStore(tmp_path / "runs")
+    resources = Resources(
+        dataclasses.replace(SETTINGS, interactive=True),
+        ScriptedProvider([answer("ORDERS has none")]),
+        toolset(),
+        store,
+    )
+    channel = QueueChannel()
+    server = Server(resources, [(channel, 1)])
+    serving = asyncio.create_task(server.serve())
+    job = Job()
+    work = job.work()
+    channel.offer(work)
+    async with asyncio.timeout(DEADLINE):
+        await resting.wait()
+        stopping = asyncio.create_task(server.stop())
+        await stopping
+        await serving
+
+    assert job.result.answer == "ORDERS has none"
+    terminal = fold(await store.read(work.session_id)).terminal
+    assert terminal is not None and terminal.reason is TerminalReason.SUSPENDED
 
 
 async def test_a_budget_on_the_work_limits_its_run(serve: StartServer) -> None:

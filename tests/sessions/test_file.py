@@ -34,6 +34,7 @@ from fisk_ai.sessions import (
     fold,
 )
 from fisk_ai.sessions import file as file_backend
+from tests.patience import DEADLINE
 from tests.sessions.builders import meta, result, turn
 
 
@@ -145,6 +146,38 @@ async def test_a_slow_sync_moves_the_journals_next_append_off_the_event_loop(
     assert syncing_threads[0] == loop_thread
     assert syncing_threads[1] != loop_thread
     assert [record.seq for record in await store.read("run-1")] == [1, 2, 3]
+
+
+async def test_a_cancel_while_a_thread_writes_a_record_waits_for_it_and_the_next_follows_it(
+    store: FileSessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stop cancels a turn wherever it is, a slow disk's append included; the record its thread
+    # goes on writing must count, or the next append (the resting record as the runner closes)
+    # would reuse its sequence number, or write into the middle of its line.
+    syncing, resumed = threading.Event(), threading.Event()
+    real_fsync = os.fsync
+
+    def held_fsync(fd: int) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            syncing.set()
+            resumed.wait(DEADLINE)
+        real_fsync(fd)
+
+    journal = await store.create("run-1", meta("run-1"))
+    monkeypatch.setattr(os, "fsync", held_fsync)
+    monkeypatch.setattr(file_backend, "INLINE_SYNC_LIMIT", -1.0)
+    await journal.append(turn(1))
+    appending = asyncio.create_task(journal.append(turn(2)))
+    assert await asyncio.to_thread(syncing.wait, DEADLINE)
+    appending.cancel()
+    resumed.set()
+    with pytest.raises(asyncio.CancelledError):
+        await appending
+    await journal.append(turn(3))
+    await journal.close()
+
+    assert journal.last_seq == 4
+    assert [record.seq for record in await store.read("run-1")] == [1, 2, 3, 4]
 
 
 async def test_files_are_0600_in_a_0700_directory(store: FileSessionStore, directory: Path) -> None:
