@@ -25,6 +25,7 @@ from fisk_ai.a2a.transport import (
     Subscription,
     reply_failure,
 )
+from fisk_ai.util.cancelling import cancel_and_wait
 from fisk_ai.util.ids import new_ksuid
 
 __all__ = ["InProcessBroker", "InProcessTransport"]
@@ -90,9 +91,7 @@ class _InProcessSubscription:
         self._stop()
         if self._task is asyncio.current_task() or self._task.done():
             return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait(self._task)
 
     async def _deliver(self) -> None:
         while (delivery := await self._pending.get()) is not None:

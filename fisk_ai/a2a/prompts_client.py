@@ -85,6 +85,7 @@ from fisk_ai.tools.questions import (
     QuestionInterrupted,
     SelectQuestion,
 )
+from fisk_ai.util.cancelling import cancel_and_wait
 from fisk_ai.util.ids import new_ksuid
 
 __all__ = [
@@ -352,9 +353,7 @@ class PromptsClient:
             answer = None
         finally:
             if holding is not None:
-                holding.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await holding
+                await cancel_and_wait(holding)
         reply = _reply(request, answer, self._sender)
         try:
             await self._transport.request(subject, encode(reply), timeout=_ELICIT_TIMEOUT)

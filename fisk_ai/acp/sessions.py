@@ -60,6 +60,7 @@ from fisk_ai.tools.questions import (
     Question,
     QuestionInterrupted,
 )
+from fisk_ai.util.cancelling import cancel_and_wait
 from fisk_ai.util.ids import new_ksuid
 from fisk_ai.util.sanitize import single_line
 
@@ -144,9 +145,7 @@ class AcpSession:
         await self.conversation.stop()
 
     async def close(self) -> None:
-        self._sending.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._sending
+        await cancel_and_wait(self._sending)
 
     def can_prompt(self) -> bool:
         return True

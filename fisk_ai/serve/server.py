@@ -55,6 +55,7 @@ from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import Record
 from fisk_ai.telemetry import TurnTrace, turn_trace
 from fisk_ai.tools.questions import NoOperator, Prompter
+from fisk_ai.util.cancelling import cancel_and_wait
 
 __all__ = [
     "Channel",
@@ -305,9 +306,7 @@ class Server:
         await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
         if not acquiring.done():
-            acquiring.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await acquiring
+            await cancel_and_wait(acquiring)
         acquired = acquiring.done() and not acquiring.cancelled()
         if acquired and self._stopping.is_set():
             slots.release()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Coroutine
 from typing import Any
+
+from fisk_ai.util.cancelling import cancel_and_wait
 
 
 class RunningTasks:
@@ -29,8 +30,4 @@ class RunningTasks:
 
     async def cancel_all(self) -> None:
         """Cancel every task still running and wait for each to unwind."""
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)

@@ -83,6 +83,7 @@ from fisk_ai.sessions.fold import fold
 from fisk_ai.sessions.records import TerminalReason
 from fisk_ai.telemetry import TurnTrace
 from fisk_ai.util.bounded import loads_json
+from fisk_ai.util.cancelling import cancel_and_wait
 from fisk_ai.util.sanitize import single_line
 
 if TYPE_CHECKING:
@@ -226,9 +227,7 @@ class JobsChannel:
         await asyncio.wait({acquiring, closing}, return_when=asyncio.FIRST_COMPLETED)
         closing.cancel()
         if not acquiring.done():
-            acquiring.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await acquiring
+            await cancel_and_wait(acquiring)
             return False
         if self._closed.is_set():
             self._capacity.release()

@@ -42,6 +42,7 @@ from fisk_ai.agent.events import (
 from fisk_ai.agent.outcome import RunResult
 from fisk_ai.serve.replies import ReplySet
 from fisk_ai.tools.questions import Answer, Question
+from fisk_ai.util.cancelling import cancel_and_wait
 
 __all__ = ["DELTA_INTERVAL", "PendingQuestion", "Turn", "Turnable", "refuse", "unsubscribe"]
 
@@ -171,9 +172,7 @@ class Turn:
         if self._pump is not None:
             await self._pump
         if self._keepalive is not None:
-            self._keepalive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._keepalive
+            await cancel_and_wait(self._keepalive)
         await unsubscribe(self.subscriptions)
 
     async def send_terminal(self, result: RunResult) -> None:

@@ -9,7 +9,6 @@ other turn of its thread runs, so a thread's turns run one after another.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from fisk_ai.serve.slack.edits import StatusEdits
 from fisk_ai.serve.slack.options import SlackOptions, Thread, slack_session_id
 from fisk_ai.serve.slack.questions import Pressed
 from fisk_ai.serve.slack.text import Phase
+from fisk_ai.util.cancelling import cancel_and_wait
 from fisk_ai.util.ids import new_ksuid
 
 __all__ = ["STARTED", "Folded", "Line", "Started", "Turn", "TurnQueue"]
@@ -193,9 +193,7 @@ class TurnQueue:
         await asyncio.wait({acquiring, closing}, return_when=asyncio.FIRST_COMPLETED)
         closing.cancel()
         if not acquiring.done():
-            acquiring.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await acquiring
+            await cancel_and_wait(acquiring)
             if self._fault is not None:
                 raise self._fault
             return False
