@@ -120,7 +120,7 @@ async def test_a_stop_mid_stream_journals_nothing_for_the_call_and_resumes_clean
     api: WatchedMessagesAPI, provider: AnthropicProvider, store: FileSessionStore
 ) -> None:
     api.script([reply(text("never finished"), chunk=4), reply(text(ANSWER))])
-    api.pause(1, after=5)  # after "neve" and "r fi"
+    api.pause(1, after=5)  # the stream starts, then "neve" and "r fi"; then it holds
     suspend = asyncio.Event()
     sink = StreamWatchingSink()
     async with make_runner(

@@ -44,7 +44,7 @@ async def test_an_error_the_task_raises_as_it_unwinds_reaches_the_caller() -> No
         finally:
             raise RuntimeError("the close failed")
 
-    children = [asyncio.create_task(fails_to_stop()), asyncio.create_task(asyncio.sleep(3600))]
+    children = [asyncio.create_task(fails_to_stop()), asyncio.create_task(asyncio.Event().wait())]
     await started.wait()
     with pytest.raises(RuntimeError, match="the close failed"):
         await cancel_and_wait(*children)
